@@ -1,0 +1,36 @@
+"""`cardshoe bench [NAME ...]`: run benchmark scripts that print figures.
+
+Benchmarks measure and print; they never assert a speed. Each module in this package
+named in BENCHMARKS exposes `main(argv) -> int`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Sequence
+
+BENCHMARKS: dict[str, str] = {
+    "protocol": "host decode-and-verify frames/s and firmware encode time per card frame",
+    "firmware": "firmware peak heap over a full shoe and time per card, read to frame written",
+    "poker": "hand evaluations per second beside an established evaluator",
+    "daemon": "card-to-event latency over a pseudo-terminal with the journal on, CPU per card",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the named benchmarks (all when none is named) and print their figures."""
+    parser = argparse.ArgumentParser(prog="cardshoe bench", description=__doc__)
+    parser.add_argument("names", nargs="*", help="benchmarks to run")
+    parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    args, rest = parser.parse_known_args(list(argv or []))
+    if args.list:
+        for name, text in BENCHMARKS.items():
+            print(f"{name:<9} {text}")
+        return 0
+    status = 0
+    for name in args.names or list(BENCHMARKS):
+        print(f"== {name}: {BENCHMARKS[name]}", flush=True)
+        module = importlib.import_module(f"cardshoe.benchmarks.{name}")
+        status |= int(module.main(rest) or 0)
+    return status
