@@ -1,0 +1,441 @@
+"""The reference board: Raspberry Pi Pico (RP2040), all of its wiring in this one file.
+
+Implements the board interface documented in ``boards/unix.py`` (class ``Board``; the
+app calls only that interface and never imports ``machine``). See firmware/WIRING.md
+for the wiring diagram and parts.
+
+Pin map (GP numbers)
+--------------------
+==========  =====  ==========================================================
+function    GP     notes
+==========  =====  ==========================================================
+RFID SCK    18     SPI0, MFRC522 SCK, 4 MHz, mode 0, MSB first
+RFID MOSI   19     SPI0 TX -> MFRC522 MOSI (SDA/NSS is CS below)
+RFID MISO   16     SPI0 RX <- MFRC522 MISO
+RFID CS     17     MFRC522 SDA/NSS, active low
+RFID RST    20     MFRC522 RST (NRSTPD), active low
+Barcode TX  4      UART1 TX -> module RX, 9600 8N1
+Barcode RX  5      UART1 RX <- module TX
+Exit beam   15     IR break-beam receiver output, pull-up, low while a card blocks
+Lid switch  14     pull-up, closed (to GND) when the lid is shut; open = TAMPER
+Key 1       10     NEW_ROUND, to GND, pull-up
+Key 2       11     DEAL_COMPLETE, to GND, pull-up
+Key 3       12     EXPOSURE, to GND, pull-up
+Key 4       13     END_SHOE, to GND, pull-up
+Status LED  "LED"  the on-board LED (GP25 on the Pico; the Pico W routes it itself)
+USB         -      the host link: sys.stdin.buffer / sys.stdout.buffer (USB CDC)
+Flash       -      the Pico's built-in littlefs at "/", the app's state in /data
+==========  =====  ==========================================================
+
+Behaviour on this board
+-----------------------
+- ``poll()`` hands out, in this order: fault changes; barcode lines already received
+  (the scanner window is before the exit beam, so those reads precede the exit); exits
+  (the time is the beam's first edge, taken in the pin's hard IRQ); a fresh RFID read
+  (at most every ``RFID_EVERY_MS``); dealer keys. Read errors (collision, CRC, BCC,
+  framing) are counted as retries of the next good read (``ev_arg``); a reader that
+  stops answering is FAULT READER (``ev_on`` 1), re-initialised every
+  ``rfid_retry_ms`` until it answers (``ev_on`` 0). JAM and SENSOR come from the exit
+  sensor driver, TAMPER from the lid switch.
+- Barcode lines are handed out as read (up to 16 bytes, without CR/LF); the app
+  validates them (``drivers.barcode.parse_barcode`` / ``app.deck``), as on the unix
+  board. Lines longer than 16 bytes are dropped by the driver.
+- The watchdog: ``wdt_start(ms)`` starts ``machine.WDT`` (at most 8388 ms on the
+  RP2040); ``wdt_feed()`` is the only place it is fed, and the app calls it from its
+  healthy main loop only. ``close()`` stops it (RP2040 WATCHDOG CTRL.ENABLE cleared
+  through its atomic clear alias) so that the REPL after MAINTENANCE is not reset.
+- ``reset_cause`` maps ``machine.reset_cause()`` to SPEC HELLO codes (1 power on,
+  2 watchdog, 3 soft, 4 hard, 5 deep sleep; 0 unknown). A soft reboot (Ctrl-D) does
+  not reset the RP2040, so it reports the cause of the last real reset.
+- ``key_held()`` (called before ``start()``) reads the keys for 500 ms: a key held
+  down through boot keeps the board in the REPL for maintenance.
+"""
+
+import sys
+import time
+
+import machine
+import select
+from micropython import const
+
+from drivers.barcode import BarcodeReader, CARD, MISREAD
+from drivers.exitsensor import ExitSensor
+from drivers.keys import Keys
+from drivers.mfrc522 import MFRC522, ReaderError, ReaderNotFound, ReaderTimeout
+
+# -- wiring (the pin map above) ---------------------------------------------------
+SPI_ID = const(0)
+SPI_BAUD = const(4_000_000)
+GP_SCK = const(18)
+GP_MOSI = const(19)
+GP_MISO = const(16)
+GP_CS = const(17)
+GP_RST = const(20)
+UART_ID = const(1)
+UART_BAUD = const(9600)
+GP_UART_TX = const(4)
+GP_UART_RX = const(5)
+GP_EXIT = const(15)
+GP_LID = const(14)
+GP_KEYS = (10, 11, 12, 13)  # NEW_ROUND, DEAL_COMPLETE, EXPOSURE, END_SHOE
+LED_PIN = "LED"  # GP25 on the Pico
+LED_GP_FALLBACK = const(25)
+
+# What this build has fitted (the HELLO `readers` bitmask follows RFID and BARCODE).
+RFID = True
+BARCODE = True
+LID_SWITCH = True
+
+RFID_EVERY_MS = const(5)
+RFID_CARD_TIMEOUT_MS = const(2)  # a type A card answers within ~0.1 ms
+LID_DEBOUNCE_MS = const(50)
+BLINK_MS = const(250)
+WRITE_TIMEOUT_MS = const(1000)
+WDT_MAX_MS = const(8388)
+_WATCHDOG_CTRL_CLR = const(0x40058000 + 0x3000)  # RP2040 WATCHDOG CTRL, atomic clear
+_WATCHDOG_ENABLE = const(1 << 30)
+
+_EV_NONE = const(0)
+_EV_RFID = const(1)
+_EV_BARCODE = const(2)
+_EV_EXIT = const(3)
+_EV_KEY = const(4)
+_EV_FAULT = const(5)
+
+_F_READER = const(1)
+_F_JAM = const(2)
+_F_TAMPER = const(3)
+_F_SENSOR = const(4)
+
+_FAULTQ = const(8)
+
+
+def _reset_cause():
+    cause = machine.reset_cause()
+    for name, code in (
+        ("PWRON_RESET", 1),
+        ("WDT_RESET", 2),
+        ("SOFT_RESET", 3),
+        ("HARD_RESET", 4),
+        ("DEEPSLEEP_RESET", 5),
+    ):
+        if getattr(machine, name, None) == cause:
+            return code
+    return 0
+
+
+class Board:
+    name = "pico"
+    # Tunables (class attributes so a build or a test can change them).
+    rfid_retry_ms = 2000  # how often a failed reader is re-initialised
+    jam_ms = 2000  # exit beam blocked this long: FAULT JAM
+
+    def __init__(self, stdin=None, stdout=None):
+        self.readers = (1 if RFID else 0) | (2 if BARCODE else 0)
+        self.root = ""
+        self.reset_cause = _reset_cause()
+        self.ev_buf = bytearray(32)
+        self.ev_len = 0
+        self.ev_arg = 0
+        self.ev_on = 0
+        self.ev_ms = 0
+        self._in = stdin if stdin is not None else sys.stdin.buffer
+        self._out = stdout if stdout is not None else sys.stdout.buffer
+        self._in_obj = stdin if stdin is not None else sys.stdin
+        self._one = bytearray(1)
+        self._poll = select.poll()
+        self._keys = None
+        self._rfid = None
+        self._rfid_ok = False
+        self._reader_fault = False
+        self._rfid_at = 0
+        self._retries = 0
+        self._uid = bytearray(10)
+        self._barcode = None
+        self._uart = None
+        self._spi = None
+        self._sensor = None
+        self._lid = None
+        self._lid_open = False
+        self._lid_raw = 0
+        self._lid_since = 0
+        self._jam = False
+        self._chatter = False
+        self._fq = bytearray(_FAULTQ)  # code | on << 7
+        self._fq_head = 0
+        self._fq_tail = 0
+        self._led = None
+        self._led_mode = 0
+        self._led_at = 0
+        self._wdt = None
+        self._started = False
+
+    # -- life cycle -------------------------------------------------------
+    def _make_keys(self):
+        if self._keys is None:
+            pins = [machine.Pin(gp, machine.Pin.IN, machine.Pin.PULL_UP) for gp in GP_KEYS]
+            self._keys = Keys(pins, pressed_level=0, debounce_ms=30)
+        return self._keys
+
+    def key_held(self):
+        """A dealer key held down through boot (500 ms): stay in the REPL."""
+        return self._make_keys().held_at_boot(hold_ms=500) != 0
+
+    def start(self):
+        Pin = machine.Pin
+        self._poll.register(self._in_obj, select.POLLIN)
+        try:
+            self._led = Pin(LED_PIN, Pin.OUT)
+        except (TypeError, ValueError):
+            self._led = Pin(LED_GP_FALLBACK, Pin.OUT)
+        self._led(0)
+        self._make_keys()
+        self._sensor = ExitSensor(Pin(GP_EXIT, Pin.IN, Pin.PULL_UP), blocked_level=0, debounce_ms=3, jam_ms=self.jam_ms)
+        if LID_SWITCH:
+            self._lid = Pin(GP_LID, Pin.IN, Pin.PULL_UP)
+            self._lid_raw = self._lid.value()
+            self._lid_since = time.ticks_ms()
+            if self._lid_raw:
+                self._lid_open = True
+                self._fault(_F_TAMPER, 1)
+        if BARCODE:
+            self._uart = machine.UART(
+                UART_ID,
+                UART_BAUD,
+                bits=8,
+                parity=None,
+                stop=1,
+                tx=Pin(GP_UART_TX),
+                rx=Pin(GP_UART_RX),
+                timeout=0,
+                timeout_char=0,
+                rxbuf=256,
+            )
+            self._barcode = BarcodeReader(self._uart, timeout_ms=50)
+        if RFID:
+            self._spi = machine.SPI(
+                SPI_ID,
+                SPI_BAUD,
+                polarity=0,
+                phase=0,
+                bits=8,
+                firstbit=machine.SPI.MSB,
+                sck=Pin(GP_SCK),
+                mosi=Pin(GP_MOSI),
+                miso=Pin(GP_MISO),
+            )
+            cs = Pin(GP_CS, Pin.OUT, value=1)
+            rst = Pin(GP_RST, Pin.OUT, value=1)
+            self._rfid = MFRC522(self._spi, cs, rst, card_timeout_ms=RFID_CARD_TIMEOUT_MS)
+            self._rfid_init()
+        self._started = True
+
+    def close(self):
+        if self._wdt is not None:
+            # machine.WDT cannot be stopped by API; the RP2040 register can. Without
+            # this the REPL that follows MAINTENANCE would be reset within seconds.
+            machine.mem32[_WATCHDOG_CTRL_CLR] = _WATCHDOG_ENABLE
+            self._wdt = None
+        if self._sensor is not None and self._sensor._pin is not None:
+            self._sensor._pin.irq(handler=None)
+        if self._rfid is not None and self._rfid_ok:
+            try:
+                self._rfid.antenna(False)
+            except ReaderError:
+                pass
+        if self._spi is not None:
+            self._spi.deinit()
+        if self._uart is not None:
+            self._uart.deinit()
+        if self._led is not None:
+            self._led(0)
+        try:
+            self._poll.unregister(self._in_obj)
+        except (OSError, ValueError, KeyError):
+            pass
+        self._started = False
+
+    # -- serial (USB CDC) -------------------------------------------------
+    def _serial_waiting(self):
+        for _obj, ev in self._poll.ipoll(0):
+            if ev & select.POLLIN:
+                return True
+        return False
+
+    def read_serial(self, buf):
+        n = 0
+        size = len(buf)
+        one = self._one
+        # One byte per read: stdin's readinto blocks until its buffer is full.
+        while n < size and self._serial_waiting():
+            if not self._in.readinto(one):
+                break
+            buf[n] = one[0]
+            n += 1
+        return n
+
+    def write_serial(self, mv):
+        total = len(mv)
+        done = self._out.write(mv) or 0
+        if done >= total:
+            return
+        deadline = time.ticks_add(time.ticks_ms(), WRITE_TIMEOUT_MS)
+        while done < total and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+            done += self._out.write(mv[done:]) or 0
+        # Past the deadline the host is not reading: the outbox resends what it lacks.
+
+    def wait(self, ms):
+        deadline = time.ticks_add(time.ticks_ms(), ms)
+        while True:
+            if self._sensor is not None and self._sensor.fired:
+                return
+            if self._uart is not None and self._uart.any():
+                return
+            left = time.ticks_diff(deadline, time.ticks_ms())
+            if left <= 0:
+                return
+            for _obj, _ev in self._poll.ipoll(2 if left > 2 else left):
+                return
+
+    # -- outputs ----------------------------------------------------------
+    def ready(self, boot):
+        pass  # nobody to tell on this board: the HELLO already went to the host
+
+    def led(self, mode):
+        self._led_mode = mode
+        if self._led is not None:
+            self._led(1 if mode else 0)
+            self._led_at = time.ticks_ms()
+
+    def _blink(self, now):
+        if self._led_mode == 2 and time.ticks_diff(now, self._led_at) >= BLINK_MS:
+            self._led_at = now
+            self._led(0 if self._led() else 1)
+
+    def set_debounce(self, ms):
+        if self._sensor is not None:
+            self._sensor.set_debounce(ms)
+
+    def wdt_start(self, ms):
+        self._wdt = machine.WDT(timeout=ms if ms <= WDT_MAX_MS else WDT_MAX_MS)
+
+    def wdt_feed(self):
+        if self._wdt is not None:
+            self._wdt.feed()
+
+    # -- events -----------------------------------------------------------
+    def _fault(self, code, on):
+        head = self._fq_head
+        if ((head + 1) & (_FAULTQ - 1)) == self._fq_tail:
+            return  # eight changes unread: the latest state is re-sent on the next change
+        self._fq[head] = code | (on << 7)
+        self._fq_head = (head + 1) & (_FAULTQ - 1)
+
+    def _reader(self, ok, now):
+        # The READER fault follows the reader's health; report changes only.
+        self._rfid_ok = ok
+        if ok == self._reader_fault:
+            self._reader_fault = not ok
+            self._fault(_F_READER, 0 if ok else 1)
+        self._rfid_at = now if ok else time.ticks_add(now, self.rfid_retry_ms)
+
+    def _rfid_init(self):
+        try:
+            self._rfid.init()
+        except ReaderError:
+            self._reader(False, time.ticks_ms())
+            return
+        self._reader(True, time.ticks_ms())
+
+    def _read_rfid(self, now):
+        if not self._rfid_ok:
+            if time.ticks_diff(now, self._rfid_at) < 0:
+                return 0
+            self._rfid_init()
+            if not self._rfid_ok:
+                return 0
+        elif time.ticks_diff(now, self._rfid_at) < RFID_EVERY_MS:
+            return 0
+        self._rfid_at = now
+        try:
+            n = self._rfid.read_uid(self._uid)
+        except (ReaderTimeout, ReaderNotFound):
+            self._reader(False, now)
+            return 0
+        except ReaderError:
+            if self._retries < 255:
+                self._retries += 1
+            return 0
+        return n
+
+    def _watch(self, now):
+        s = self._sensor
+        s.poll(now)
+        if s.jammed != self._jam:
+            self._jam = s.jammed
+            self._fault(_F_JAM, 1 if s.jammed else 0)
+        if s.chattering != self._chatter:
+            self._chatter = s.chattering
+            self._fault(_F_SENSOR, 1 if s.chattering else 0)
+        if self._lid is not None:
+            raw = self._lid.value()
+            if raw != self._lid_raw:
+                self._lid_raw = raw
+                self._lid_since = now
+            elif (raw == 1) != self._lid_open and time.ticks_diff(now, self._lid_since) >= LID_DEBOUNCE_MS:
+                self._lid_open = raw == 1
+                self._fault(_F_TAMPER, 1 if self._lid_open else 0)
+
+    def poll(self):
+        if not self._started:
+            return _EV_NONE
+        now = time.ticks_ms()
+        self._blink(now)
+        self._watch(now)
+        if self._fq_tail != self._fq_head:
+            v = self._fq[self._fq_tail]
+            self._fq_tail = (self._fq_tail + 1) & (_FAULTQ - 1)
+            self.ev_arg = v & 0x7F
+            self.ev_on = v >> 7
+            self.ev_ms = now
+            return _EV_FAULT
+        b = self._barcode
+        if b is not None:
+            ev = b.poll(now)
+            if ev == CARD or ev == MISREAD and b.length:
+                n = b.length
+                buf = self.ev_buf
+                line = b.line
+                for i in range(n):
+                    buf[i] = line[i]
+                self.ev_len = n
+                self.ev_arg = self._retries
+                self._retries = 0
+                self.ev_ms = now
+                return _EV_BARCODE
+        s = self._sensor
+        if s.pending():
+            self.ev_ms = s.take()
+            self._retries = 0  # errors before this exit belonged to the card that left
+            return _EV_EXIT
+        if self._rfid is not None:
+            n = self._read_rfid(now)
+            if self._fq_tail != self._fq_head:
+                return self.poll()  # the reader just failed or recovered: report it now
+            if n:
+                buf = self.ev_buf
+                uid = self._uid
+                for i in range(n):
+                    buf[i] = uid[i]
+                self.ev_len = n
+                self.ev_arg = self._retries
+                self._retries = 0
+                self.ev_ms = now
+                return _EV_RFID
+        k = self._keys
+        k.poll(now)
+        if k.pending():
+            self.ev_arg = k.take()
+            self.ev_ms = k.t_ms
+            return _EV_KEY
+        return _EV_NONE

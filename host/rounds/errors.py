@@ -1,0 +1,56 @@
+"""Errors raised for operations a round refuses. Each names what was wrong; none changes state."""
+
+from __future__ import annotations
+
+__all__ = [
+    "RoundOperationError",
+    "WrongStateError",
+    "WagersClosedError",
+    "UnknownWagerError",
+    "BadSeatError",
+    "BadAmountError",
+    "DuplicateShoeIndexError",
+    "DecisionError",
+    "UnknownFlagError",
+    "ProcedureError",
+]
+
+
+class RoundOperationError(ValueError):
+    """An operation the round refuses; the round is left exactly as it was."""
+
+
+class WrongStateError(RoundOperationError):
+    """The operation is not allowed in the round's current status."""
+
+
+class WagersClosedError(WrongStateError):
+    """A wager placed, changed or withdrawn after "no more bets" (rules 5.5-5.6; Let It Ride 5.6-5.7)."""
+
+
+class UnknownWagerError(RoundOperationError):
+    """A wager name the game does not have."""
+
+
+class BadSeatError(RoundOperationError):
+    """A seat outside the table's positions, or one that is not in play for this operation."""
+
+
+class BadAmountError(RoundOperationError):
+    """A wager amount that is not a positive integer in minor units (or 0 to withdraw)."""
+
+
+class DuplicateShoeIndexError(RoundOperationError):
+    """A shoe card whose (shoe, index) this round already holds; the daemon should drop resends."""
+
+
+class DecisionError(RoundOperationError):
+    """A player decision the game, the seat's wagers or the order of play does not allow."""
+
+
+class UnknownFlagError(RoundOperationError):
+    """A confirmation or report that names no open irregularity."""
+
+
+class ProcedureError(RoundOperationError):
+    """A dealing procedure that cannot be built (unknown game, method for the wrong game, no seats)."""

@@ -1,0 +1,162 @@
+"""The round in the games task's round format (docs/round-format.md), for settlement.
+
+The round knows what was dealt, wagered and decided; the table's configuration supplies the
+rest of the format (limits, the jackpot's reset amount) and the game's pay table its rules
+version and currency, so ``cardshoe settle`` of an exported round gives the daemon's settlement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..cards import card_text
+from .events import DecisionKind, Irregularity, IrregularityKind
+from .operations import Choice
+from .places import PlaceKind, Position
+from .procedures import LET_IT_RIDE, STUD, WAGERS
+
+if TYPE_CHECKING:
+    from .round import Round
+
+__all__ = ["round_to_json", "FORMAT"]
+
+FORMAT = "cardshoe.round/1"
+
+_TCP_FAMILY = ("three-card-poker", "megalink-three-card-poker", "megalink-three-card-poker-xtreme")
+
+
+def _cards(codes: tuple[int | None, ...]) -> list[str]:
+    # An unread card has no identity; such a round is void (5.1/5.8), so it is left out.
+    return [card_text(c) for c in codes if c is not None]
+
+
+def _game_meta(game: str) -> tuple[str | None, str | None]:
+    try:
+        from ..games import get_game
+    except ImportError:  # the games package is optional for the rounds' own tests
+        return None, None
+    g = get_game(game)
+    return g.rules_version, g.currency
+
+
+def _irregularity(rnd: Round, flag: Irregularity) -> dict[str, Any] | None:
+    """One flag as the format's IRREGULARITY, or None when it changes no wager."""
+    note = f"#{flag.id} {flag.kind.value}: {flag.detail} (rules {', '.join(flag.rules) or 'none'})"
+    d = flag.decision
+    if d is DecisionKind.VOID_SEAT:
+        out: dict[str, Any] = {"kind": "player_card_count", "seats": list(flag.void_seats), "note": note}
+        if flag.withdrawn_seats:
+            out["withdrawn_seats"] = list(flag.withdrawn_seats)  # 5.7.1
+        return out
+    if d is not DecisionKind.VOID_ROUND:
+        return None  # acknowledged, reconstructed, or moot (still open in a round void anyway)
+    if flag.resolved_by not in (None, "host"):
+        return {"kind": "manager_decision", "effect": "void_round", "note": note}
+    if flag.kind is IrregularityKind.DECK:
+        # An unread card's identity is unknown, so it may not belong to the deck: 5.1 as foreign.
+        kind = "extra_or_missing_cards" if flag.fault in ("extra", "missing") else "foreign_card"
+        return {"kind": kind, "note": note}
+    if flag.kind in (IrregularityKind.EXPOSURES_DURING_DEAL, IrregularityKind.EXPOSURE):
+        return {"kind": "exposed_cards", "note": note}
+    if flag.kind in (IrregularityKind.TOO_FEW_CARDS, IrregularityKind.CARD_NOT_DUE):
+        kinds = {p.kind for p in flag.wrong}
+        if PlaceKind.DEALER in kinds:
+            return {"kind": "dealer_card_count", "note": note}
+        if PlaceKind.COMMUNITY in kinds:
+            return {"kind": "community_card_count", "note": note}
+        return {"kind": "misdeal", "note": note}
+    return {"kind": "manager_decision", "effect": "void_round", "note": note}
+
+
+def round_to_json(
+    rnd: Round,
+    *,
+    limits: Mapping[str, Mapping[str, int]],
+    jackpot_reset: int | None = None,
+    rules_version: str | None = None,
+    currency: str | None = None,
+) -> dict[str, Any]:
+    """Export ``rnd`` in the round format of docs/round-format.md.
+
+    ``limits`` are the table's limits per wager (minor units); ``jackpot_reset`` the amount the
+    progressive resets to; ``rules_version`` and ``currency`` default to the game's pay table.
+    The jackpot pool is the one given at ``Settle``. Raises ValueError while a flag still waits
+    for a person in a round that is not void, since the outcome is not yet decided.
+    """
+    pending = rnd.pending_flags
+    if pending and rnd.void is None:  # a void round returns everything whatever else is open
+        raise ValueError("round has irregularities waiting for a person: " + ", ".join(f"#{f.id}" for f in pending))
+    version, cur = _game_meta(rnd.game)
+    seats_out: list[dict[str, Any]] = []
+    seat_numbers = sorted(set(rnd.wagers) | set(rnd.active_seats()))
+    for seat in seat_numbers:
+        wagers = dict(rnd.wagers.get(seat, {}))
+        made = rnd.decisions.get(seat, [])
+        decisions: dict[str, str] = {}
+        if rnd.game in _TCP_FAMILY or rnd.game == STUD:
+            if Choice.PLAY in made:
+                wagers["play"] = wagers["ante"]  # 3.9.2: equal to the ante
+                decisions["ante"] = "play"
+            elif Choice.BET in made:
+                wagers["bet"] = 2 * wagers["ante"]  # stud 1.1.2: twice the ante
+                decisions["ante"] = "bet"
+            elif Choice.FOLD in made:
+                decisions["ante"] = "fold"
+        elif rnd.game == LET_IT_RIDE:
+            for choice in made:
+                if choice in (Choice.PULL_1, Choice.RIDE_1):
+                    decisions["one"] = "withdraw" if choice is Choice.PULL_1 else "ride"
+                elif choice in (Choice.PULL_2, Choice.RIDE_2):
+                    decisions["two"] = "withdraw" if choice is Choice.PULL_2 else "ride"
+        entry: dict[str, Any] = {"seat": seat, "wagers": wagers}
+        if decisions:
+            entry["decisions"] = decisions
+        if seat in rnd.absent:
+            entry["absent"] = True
+        if Choice.DECLINE_COMPARISON in made:
+            entry["declined_comparison"] = True
+        entry["cards"] = _cards(rnd.hand(Position.seat_(seat)))
+        seats_out.append(entry)
+
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "round_id": rnd.round_id,
+        "game": rnd.game,
+        "rules_version": rules_version if rules_version is not None else version,
+        "currency": currency if currency is not None else cur,
+        "dealing": rnd.method.value if rnd.method is not None else rnd.device.value,
+        # A table's configuration may list limits for several games; the format takes this game's.
+        "limits": {name: dict(v) for name, v in limits.items() if name in WAGERS[rnd.game]},
+        "seats": seats_out,
+    }
+    if rnd.game != LET_IT_RIDE:
+        out["dealer"] = {"cards": _cards(rnd.hand(Position.DEALER))}
+    out["community"] = _cards(rnd.hand(Position.COMMUNITY))
+    out_of_play = [{"card": card_text(c), "role": "burn"} for c in rnd.burns if c is not None]
+    out_of_play += [{"card": card_text(c), "role": "security"} for c in rnd.security if c is not None]
+    out["out_of_play"] = out_of_play
+    exposures = []
+    for e in rnd.exposures:
+        if not e.counted:
+            continue
+        code = rnd.cards[e.shoe_index].code if e.shoe_index is not None else None
+        exposures.append({
+            "card": card_text(code) if code is not None else None,
+            "position": e.place.label() if e.place is not None else "unknown",
+            "during": "deal" if e.during_deal else "play",
+        })
+    out["exposures"] = exposures
+    irregularities = [x for x in (_irregularity(rnd, f) for f in rnd.irregularities) if x is not None]
+    out["irregularities"] = irregularities
+    out["power_failure"] = None
+    has_progressive = any("progressive" in w for w in rnd.wagers.values())
+    if has_progressive or rnd.jackpot_pool is not None:
+        jackpot: dict[str, Any] = {"pool": rnd.jackpot_pool, "reset": jackpot_reset}
+        if rnd.game == LET_IT_RIDE:
+            jackpot["magic_card"] = card_text(rnd.magic_card) if rnd.magic_card is not None else None
+            jackpot["lucky_player"] = rnd.lucky_seat
+        out["jackpot"] = jackpot
+    else:
+        out["jackpot"] = None
+    return out

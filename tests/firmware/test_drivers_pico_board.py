@@ -1,0 +1,307 @@
+"""boards/pico.py on the unix port with a stand-in `machine` module (tests/firmware/fakes/rp2).
+
+Pins, SPI, UART and the watchdog cannot exist here; the fake `machine` records what the
+board builds, and its SPI bus is wired to the MFRC522 register model, so the board's
+event path runs the real drivers end to end. Runs under `micropython -X heapsize=64k`
+with everything compiled by mpy-cross, as deployed, but with a 128 KB heap: the board
+with all four drivers takes ~45 KB on this 64-bit port (about half that on the RP2040's
+32-bit one, whose heap is ~190 KB), and the stand-in machine and chip model add ~17 KB
+that a board does not carry. The drivers' own tests run at 64 KB.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fakes.build import TESTS_FIRMWARE, build, compile_tree
+from micropython_runner import run_micropython
+
+SETUP = """
+import time
+import machine
+from fakes.mfrc522_chip import Card
+from boards import pico
+EV = {0: 'none', 1: 'rfid', 2: 'barcode', 3: 'exit', 4: 'key', 5: 'fault'}
+class Out:
+    def __init__(self):
+        self.data = bytearray()
+    def write(self, mv):
+        self.data.extend(mv)
+        return len(mv)
+out = Out()
+machine.initial_levels[14] = 0       # lid shut
+def events(board, ms=60):
+    got = []
+    end = time.ticks_add(time.ticks_ms(), ms)
+    while time.ticks_diff(end, time.ticks_ms()) > 0:
+        ev = board.poll()
+        if ev == 1 or ev == 2:
+            got.append(EV[ev] + ':' + bytes(board.ev_buf[:board.ev_len]).hex() + ':' + str(board.ev_arg))
+        elif ev == 4:
+            got.append('key:%d' % board.ev_arg)
+        elif ev == 5:
+            got.append('fault:%d:%d' % (board.ev_arg, board.ev_on))
+        elif ev:
+            got.append(EV[ev])
+        else:
+            time.sleep_ms(1)
+    return got
+"""
+
+
+@pytest.fixture(scope="module")
+def mp_path(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    dest = tmp_path_factory.mktemp("mpy")
+    path = build(dest, packages=("drivers", "boards"))
+    compile_tree(TESTS_FIRMWARE / "fakes" / "rp2", dest, "rp2")
+    return [str(Path(dest) / "rp2")] + path
+
+
+@pytest.fixture
+def run(mp_path: list[str]):  # type: ignore[no-untyped-def]
+    def go(code: str, stdin: bytes | None = None) -> list[str]:
+        result = run_micropython(
+            SETUP + code, heapsize="128k", path=mp_path, stdin=stdin if stdin is not None else b""
+        )
+        if result.returncode != 0:
+            pytest.fail(f"micropython failed\n{result.stdout}\n{result.stderr}")
+        return result.stdout.splitlines()
+
+    return go
+
+
+def test_wiring_is_built_as_documented(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+b = pico.Board(stdout=out)
+b.start()
+spi = machine.spis[0]
+print(spi.id, spi.baudrate, spi.polarity, spi.phase, spi.sck.id, spi.mosi.id, spi.miso.id)
+p = machine.pins
+print(p[17].mode == machine.Pin.OUT, p[17].level, p[20].level)
+u = machine.uarts[0]
+print(u.id, u.baudrate, u.bits, u.parity, u.stop, u.tx.id, u.rx.id, u.timeout)
+e = p[15]
+print(e.pull == machine.Pin.PULL_UP, e.trigger == e.IRQ_RISING | e.IRQ_FALLING, e.hard)
+print([p[g].pull == machine.Pin.PULL_UP for g in (10, 11, 12, 13, 14)])
+print('LED' in p, b.readers, b.name, b.root == '')
+print(machine.chip.regs[0x14] & 3)
+"""
+    )
+    assert out == [
+        "0 4000000 0 0 18 19 16",
+        "True 1 1",
+        "1 9600 8 None 1 4 5 0",
+        "True True True",
+        "[True, True, True, True, True]",
+        "True 3 pico True",
+        "3",
+    ]
+
+
+@pytest.mark.parametrize("cause, code", [(1, 1), (3, 2), (99, 0)])
+def test_reset_cause_maps_to_hello_codes(run, cause: int, code: int) -> None:  # type: ignore[no-untyped-def]
+    out = run(f"machine.set_reset_cause({cause})\nprint(pico.Board(stdout=out).reset_cause)")
+    assert out == [str(code)]
+
+
+def test_card_read_then_exit(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+b = pico.Board(stdout=out)
+b.start()
+card = machine.chip.enter(Card(bytes.fromhex('04a1b2c3d4e5f6')))
+print(*events(b, 30))
+beam = machine.pins[15]
+beam.drive(0)
+t_fire = time.ticks_ms()
+print(*events(b, 20))
+machine.chip.leave(card)
+beam.drive(1)
+got = events(b, 20)
+print(*got, abs(time.ticks_diff(b.ev_ms, t_fire)) <= 2)
+"""
+    )
+    assert out == ["rfid:04a1b2c3d4e5f6:0", "", "exit True"]
+
+
+def test_read_errors_become_retries_of_the_good_read(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+b = pico.Board(stdout=out)
+b.start()
+bad = machine.chip.enter(Card(bytes.fromhex('a1b2c3d4'), corrupt_sak_crc=True))
+print(*events(b, 30))
+machine.chip.leave(bad)
+machine.chip.enter(Card(bytes.fromhex('a1b2c3d4')))
+got = events(b, 30)
+print(len(got), got[0].rsplit(':', 1)[0], int(got[0].rsplit(':', 1)[1]) > 0)
+"""
+    )
+    assert out == ["", "1 rfid:a1b2c3d4 True"]
+
+
+def test_barcode_line_is_handed_out_as_read(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+b = pico.Board(stdout=out)
+b.start()
+machine.uarts[0].feed(b'CS1234ABCDASU\\r\\nnoise\\n' + b'Z' * 40 + b'\\n')
+print(*events(b, 30))
+"""
+    )
+    assert out == ["barcode:" + b"CS1234ABCDASU".hex() + ":0 barcode:" + b"noise".hex() + ":0"]
+
+
+def test_keys_and_held_at_boot(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+b = pico.Board(stdout=out)
+print(b.key_held())
+b.start()
+machine.pins[12].level = 0
+print(*events(b, 80))
+machine.pins[12].level = 1
+machine.initial_levels[13] = 0      # END_SHOE held while the next board boots
+b2 = pico.Board(stdout=out)
+print(b2.key_held())
+"""
+    )
+    assert out == ["False", "key:3", "True"]
+
+
+def test_dead_reader_is_a_fault_until_it_answers(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+machine.chip.dead = True
+b = pico.Board(stdout=out)
+b.rfid_retry_ms = 20
+b.start()
+print(*events(b, 30))
+machine.chip.dead = False
+print(*events(b, 60))
+machine.chip.stuck = True
+print(*events(b, 20))
+"""
+    )
+    assert out == ["fault:1:1", "fault:1:0", "fault:1:1"]
+
+
+def test_lid_and_jam_faults(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+machine.initial_levels[14] = 1      # lid open at boot
+b = pico.Board(stdout=out)
+b.jam_ms = 50
+b.start()
+print(*events(b, 10))
+machine.pins[14].level = 0
+print(*events(b, 100))
+machine.pins[15].drive(0)
+print(*events(b, 100))
+machine.pins[15].drive(1)
+print(*events(b, 20))
+"""
+    )
+    assert out == ["fault:3:1", "fault:3:0", "fault:2:1", "fault:2:0 exit"]
+
+
+def test_watchdog_and_close(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+b = pico.Board(stdout=out)
+b.start()
+b.wdt_feed()                         # before start: nothing to feed, no error
+b.wdt_start(20000)
+w = machine.wdts[0]
+b.wdt_feed(); b.wdt_feed()
+print(w.timeout, w.feeds)
+b.close()
+print(machine.mem32_writes == [(0x4005B000, 1 << 30)], machine.spis[0].deinited, machine.uarts[0].deinited)
+print(machine.pins[15].handler is None, machine.chip.regs[0x14] & 3)
+"""
+    )
+    assert out == ["8388 2", "True True True", "True 0"]
+
+
+def test_serial_over_stdin_and_stdout(run) -> None:  # type: ignore[no-untyped-def]
+    payload = bytes(range(256)) * 2
+    out = run(
+        """
+b = pico.Board(stdout=out)
+b.start()
+buf = bytearray(100)
+got = bytearray()
+for _ in range(20):
+    n = b.read_serial(buf)
+    got.extend(buf[:n])
+print(len(got), got == bytes(range(256)) * 2)
+b.write_serial(memoryview(b'\\x00frame\\x00'))
+print(bytes(out.data))
+""",
+        stdin=payload,
+    )
+    assert out == ["512 True", "b'\\x00frame\\x00'"]
+
+
+def test_board_source_has_no_app_import() -> None:
+    # The board builds hardware; the app never imports machine (only boards/ may).
+    repo = TESTS_FIRMWARE.parent.parent
+    app = repo / "firmware" / "app"
+    for path in list(app.glob("*.py")) + list((repo / "firmware" / "drivers").glob("*.py")):
+        text = path.read_text()
+        assert "import machine" not in text, path
+
+
+def test_pico_board_offers_everything_the_unix_board_does(run) -> None:  # type: ignore[no-untyped-def]
+    # boards/unix.py documents the board interface the app calls; the Pico must match it.
+    out = run(
+        """
+from boards import unix
+def public(obj):
+    return set(n for n in dir(obj) if not n.startswith('_'))
+u = public(unix.Board())
+p = public(pico.Board(stdout=out))
+print(sorted(u - p))
+print(len(u) > 10)
+"""
+    )
+    assert out == ["[]", "True"]
+
+
+def test_poll_allocates_nothing_in_steady_state(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+import micropython
+b = pico.Board(stdout=out)
+b.start()
+b.led(2)
+spi = machine.spis[0]
+uart = machine.uarts[0]
+card = machine.chip.enter(Card(bytes.fromhex('04a1b2c3d4e5f6')))
+uart.feed(b'CS1234ABCDASU\\r\\n')
+events(b, 10)                        # warm up: first calls may make internal objects
+machine.chip.leave(card)
+machine.chip.enter(Card(bytes.fromhex('a1b2c3d4')))
+uart.feed(b'CS1234ABCDASU\\r\\n')
+spi.heap_guard = uart.heap_guard = True
+seen = bytearray(8)
+i = ev = 0
+end = time.ticks_add(time.ticks_ms(), 40)
+micropython.heap_lock()
+try:
+    while time.ticks_diff(end, time.ticks_ms()) > 0:
+        ev = b.poll()
+        seen[ev] = 1
+        i = time.ticks_diff(end, time.ticks_ms())
+        if i < 35:
+            machine.pins[15].drive(0 if i > 20 else 1)
+finally:
+    micropython.heap_unlock()
+    spi.heap_guard = uart.heap_guard = False
+print(seen[1], seen[2], seen[3])
+"""
+    )
+    assert out == ["1 1 1"]
