@@ -1,0 +1,434 @@
+# cardshoe wire codec, firmware side: protocol/SPEC.md version 1 in plain MicroPython.
+#
+# Plain struct, binascii.crc32, hashlib.sha256 (HMAC by hmac256.py) and a hand-written
+# COBS. Buffers are allocated once per object; nothing is allocated per byte. Runs
+# unchanged under CPython, so the host tests and the benchmark drive this same file.
+#
+# API
+#   Constants: VERSION, HEADER_SIZE, TAG_SIZE, MIN_FRAME, MAX_FRAME, MAX_PAYLOAD,
+#     MAX_ENCODED, OUT_SIZE (= MAX_ENCODED + 2: an encoded frame with both delimiters),
+#     FLAG_RESENT; message types HELLO CARD UNREAD DECK_STATUS FAULT KEY HEARTBEAT REPLY
+#     (shoe to host) and ACK RESEND_FROM NEW_SHOE CONFIG TIME PING MAINTENANCE CLEAR
+#     CARDS_FROM (host to shoe); MAINTENANCE_MAGIC; NO_CARD (0xFF).
+#   Result strings (SPEC 3.1): OK ("ok"), OVERSIZE BAD_COBS TRUNCATED BAD_LENGTH BAD_CRC
+#     BAD_VERSION BAD_FLAGS UNKNOWN_SHOE BAD_TAG BAD_DIRECTION REPLAY UNKNOWN_TYPE BAD_PAYLOAD.
+#
+#   enc = Encoder(key, serial)
+#   n = enc.encode(mtype, flags, boot, seq, payload, out, plen=-1)
+#       Writes 0x00 COBS(frame) 0x00 into `out` (a bytearray of at least OUT_SIZE) and
+#       returns the byte count. `payload` is any buffer; `plen` (default len(payload))
+#       lets a caller pass its whole preallocated payload buffer. ValueError if too long.
+#
+#   rx = Receiver(key, serial, last_boot=0, last_seq=0, from_shoe=False)
+#   for result in rx.feed(data):   # data: bytes/bytearray/memoryview from the line
+#       if result is OK: rx.mtype, rx.flags, rx.boot, rx.seq, rx.payload (a memoryview
+#           into the receiver's buffer, valid until the next result) describe the frame.
+#       else: result is the rejection reason; rx.counts[reason] counts it. From BAD_VERSION
+#           on, rx.mtype/flags/boot/seq are the rejected frame's (for REPLAY: answer a
+#           resent command again without acting on it).
+#       Iterate feed() to its end: bytes after the point where iteration stops are not read.
+#   rx.last_boot, rx.last_seq: the replay window (the host's epoch and seq). It moves past
+#       every authenticated new frame (OK, UNKNOWN_TYPE, BAD_PAYLOAD); the app persists it
+#       with each state-changing command and passes it back at boot.
+#   rx.buffered, rx.high_water (never above MAX_ENCODED), rx.reset().
+#   from_shoe=True makes a receiver of shoe frames (the host's role; tests and the bench).
+#
+#   Payload packers (shoe to host), each `pack_x(buf, fields...) -> n` into a caller's
+#   buffer of at least MAX_PAYLOAD bytes:
+#     pack_hello(buf, fw_major, fw_minor, fw_patch, fw_hash, reset_cause, readers,
+#                shoe_no, deck_id, dealt, integrity, faults)
+#     pack_card(buf, shoe_no, index, card_deck, code, method, retries, flags, t_ms, raw)
+#     pack_unread(buf, shoe_no, index, t_ms)
+#     pack_deck_status(buf, shoe_no, deck_id, reason, dealt, remaining, integrity,
+#                      duplicates, foreign, unread, missing, missing_map)
+#     pack_fault(buf, code, active, detail, t_ms)
+#     pack_key(buf, key, arg, t_ms)
+#     pack_heartbeat(buf, t_ms, dealt, outbox)
+#     pack_reply(buf, epoch, seq, status, detail)
+#   Payload readers (host to shoe), on the payload memoryview of an OK frame:
+#     unpack_ack(p) -> (boot, seq)          unpack_resend_from(p) -> (boot, seq)
+#     unpack_new_shoe(p) -> (shoe_no, deck_id, scheme, part, parts, count)
+#     manifest_entries(p) -> iterator of (code, uid memoryview)
+#     unpack_config(p) -> (heartbeat_ms, resend_ms, resend_max_ms, debounce_ms)
+#     unpack_time(p) -> unix_ms             unpack_ping(p) -> nonce
+#     unpack_clear(p) -> (integrity_mask, fault_mask)
+#     unpack_cards_from(p) -> (shoe_no, index)
+#   payload_ok(mtype, p) -> bool: the SPEC 5 bad_payload rules (the receiver applies them).
+import binascii
+import struct
+
+from hmac256 import HMAC256
+
+try:
+    from micropython import const
+except ImportError:  # CPython: the tests and the benchmark
+
+    def const(x):
+        return x
+
+
+VERSION = const(1)
+HEADER_SIZE = const(17)
+TAG_SIZE = const(8)
+CRC_SIZE = const(4)
+MIN_FRAME = const(29)
+MAX_FRAME = const(256)
+MAX_PAYLOAD = const(227)
+MAX_ENCODED = const(258)
+OUT_SIZE = const(260)
+FLAG_RESENT = const(0x01)
+_FLAGS_MUST_BE_ZERO = const(0x0E)
+_DIRECTION_BIT = const(0x80)
+MAINTENANCE_MAGIC = const(0x43544E4D)
+NO_CARD = const(0xFF)
+_MAX_RAW = const(16)
+
+HELLO = const(0x01)
+CARD = const(0x02)
+UNREAD = const(0x03)
+DECK_STATUS = const(0x04)
+FAULT = const(0x05)
+KEY = const(0x06)
+HEARTBEAT = const(0x07)
+REPLY = const(0x08)
+ACK = const(0x81)
+RESEND_FROM = const(0x82)
+NEW_SHOE = const(0x83)
+CONFIG = const(0x84)
+TIME = const(0x85)
+PING = const(0x86)
+MAINTENANCE = const(0x87)
+CLEAR = const(0x88)
+CARDS_FROM = const(0x89)
+
+OK = "ok"
+OVERSIZE = "oversize"
+BAD_COBS = "bad_cobs"
+TRUNCATED = "truncated"
+BAD_LENGTH = "bad_length"
+BAD_CRC = "bad_crc"
+BAD_VERSION = "bad_version"
+BAD_FLAGS = "bad_flags"
+UNKNOWN_SHOE = "unknown_shoe"
+BAD_TAG = "bad_tag"
+BAD_DIRECTION = "bad_direction"
+REPLAY = "replay"
+UNKNOWN_TYPE = "unknown_type"
+BAD_PAYLOAD = "bad_payload"
+REASONS = (OVERSIZE, BAD_COBS, TRUNCATED, BAD_LENGTH, BAD_CRC, BAD_VERSION, BAD_FLAGS,
+           UNKNOWN_SHOE, BAD_TAG, BAD_DIRECTION, REPLAY, UNKNOWN_TYPE, BAD_PAYLOAD)
+
+_HEADER = "<BBBIIIH"
+_HELLO = "<BBB32sBBIIHHH"
+_CARD = "<IHIBBBBIB"
+_UNREAD = "<IHI"
+_DECK_STATUS = "<IIBHHHBBBB7s"
+_FAULT = "<BBHI"
+_KEY = "<BBI"
+_HEARTBEAT = "<IHB"
+_REPLY = "<IIBB"
+_BOOT_SEQ = "<II"
+_NEW_SHOE = "<IIBBBB"
+_CONFIG = "<HHHH"
+_TIME = "<Q"
+_U32 = "<I"
+_CLEAR = "<HH"
+_CARDS_FROM = "<IH"
+
+# Fixed payload sizes; CARD (20-35) and NEW_SHOE (12-227) are checked by their own rules.
+_SIZES = {
+    HELLO: 51, UNREAD: 10, DECK_STATUS: 26, FAULT: 8, KEY: 6, HEARTBEAT: 7, REPLY: 10,
+    ACK: 8, RESEND_FROM: 8, CONFIG: 8, TIME: 8, PING: 4, MAINTENANCE: 4, CLEAR: 4,
+    CARDS_FROM: 6,
+}
+
+
+def payload_ok(mtype, p):
+    """The SPEC 5 payload rules: exact size, and the few fields the codec range-checks."""
+    n = len(p)
+    if mtype == CARD:
+        if n < 20:
+            return False
+        raw_len = p[18]
+        return (1 <= raw_len <= _MAX_RAW and n == 19 + raw_len
+                and (p[10] <= 51 or p[10] == NO_CARD) and p[11] in (1, 2))
+    if mtype == NEW_SHOE:
+        if n < 12 or p[8] not in (1, 2) or p[10] < 1 or p[9] >= p[10]:
+            return False
+        pos = 12
+        for _ in range(p[11]):
+            if pos + 2 > n:
+                return False
+            uid_len = p[pos + 1]
+            if not 1 <= uid_len <= _MAX_RAW:
+                return False
+            pos += 2 + uid_len
+        return pos == n
+    size = _SIZES.get(mtype, -1)
+    if n != size:
+        return False
+    if mtype == MAINTENANCE:
+        return struct.unpack_from(_U32, p, 0)[0] == MAINTENANCE_MAGIC
+    return True
+
+
+class Encoder:
+    """Frames and COBS-encodes this shoe's messages (or, for tests, any message)."""
+
+    def __init__(self, key, serial):
+        self.serial = serial
+        self._mac = HMAC256(key)
+        self._frame = bytearray(MAX_FRAME)
+        self._fmv = memoryview(self._frame)
+
+    def encode(self, mtype, flags, boot, seq, payload, out, plen=-1):
+        if plen < 0:
+            plen = len(payload)
+        if plen > MAX_PAYLOAD:
+            raise ValueError("payload longer than MAX_PAYLOAD")
+        if len(out) < OUT_SIZE:
+            raise ValueError("out buffer smaller than OUT_SIZE")
+        f = self._frame
+        fmv = self._fmv
+        struct.pack_into(_HEADER, f, 0, VERSION, mtype, flags, self.serial, boot, seq, plen)
+        fmv[HEADER_SIZE:HEADER_SIZE + plen] = memoryview(payload)[:plen]
+        end = HEADER_SIZE + plen
+        tag = self._mac.digest(fmv[:end])
+        for i in range(TAG_SIZE):
+            f[end + i] = tag[i]
+        end += TAG_SIZE
+        struct.pack_into(_U32, f, end, binascii.crc32(fmv[:end]) & 0xFFFFFFFF)
+        end += CRC_SIZE
+        # COBS as the PyPI `cobs` package does it: a full 254-byte run at the very end
+        # gets no extra empty block.
+        out[0] = 0
+        code_at = 1
+        o = 2
+        code = 1
+        for i in range(end):
+            b = f[i]
+            if b == 0:
+                out[code_at] = code
+                code_at = o
+                o += 1
+                code = 1
+            else:
+                out[o] = b
+                o += 1
+                code += 1
+                if code == 0xFF and i + 1 < end:
+                    out[code_at] = code
+                    code_at = o
+                    o += 1
+                    code = 1
+        out[code_at] = code
+        out[o] = 0
+        return o + 1
+
+
+class Receiver:
+    """Bounded frame receiver: resyncs at each 0x00, never holds more than MAX_ENCODED."""
+
+    def __init__(self, key, serial, last_boot=0, last_seq=0, from_shoe=False):
+        self.serial = serial
+        self.last_boot = last_boot
+        self.last_seq = last_seq
+        self._mac = HMAC256(key)
+        self._want_host = not from_shoe
+        self._buf = bytearray(MAX_ENCODED)
+        self._mv = memoryview(self._buf)
+        self._n = 0
+        self._discarding = False
+        self.high_water = 0
+        self.counts = {}
+        for reason in REASONS:
+            self.counts[reason] = 0
+        self.counts[OK] = 0
+        self.mtype = 0
+        self.flags = 0
+        self.boot = 0
+        self.seq = 0
+        self.payload = self._mv[0:0]
+
+    @property
+    def buffered(self):
+        return self._n
+
+    def reset(self):
+        self._n = 0
+        self._discarding = False
+
+    def feed(self, data):
+        buf = self._buf
+        for b in data:
+            if b == 0:
+                if self._discarding:
+                    self._discarding = False
+                elif self._n:
+                    n = self._n
+                    self._n = 0
+                    result = self._check(n)
+                    self.counts[result] += 1
+                    yield result
+                continue
+            if self._discarding:
+                continue
+            if self._n == MAX_ENCODED:
+                self._n = 0
+                self._discarding = True
+                self.counts[OVERSIZE] += 1
+                yield OVERSIZE
+                continue
+            buf[self._n] = b
+            self._n += 1
+            if self._n > self.high_water:
+                self.high_water = self._n
+
+    def _check(self, n):
+        buf = self._buf
+        mv = self._mv
+        # COBS decode in place: the write index never passes the read index.
+        i = 0
+        o = 0
+        while i < n:
+            code = buf[i]
+            i += 1
+            end = i + code - 1
+            if end > n:
+                return BAD_COBS
+            while i < end:
+                buf[o] = buf[i]
+                o += 1
+                i += 1
+            if i < n and code < 0xFF:
+                buf[o] = 0
+                o += 1
+        if o < MIN_FRAME:
+            return TRUNCATED
+        length = buf[15] | (buf[16] << 8)
+        if o < MIN_FRAME + length:
+            return TRUNCATED
+        if o > MIN_FRAME + length or length > MAX_PAYLOAD:
+            return BAD_LENGTH
+        body = HEADER_SIZE + length
+        if binascii.crc32(mv[:body + TAG_SIZE]) & 0xFFFFFFFF != struct.unpack_from(_U32, buf, body + TAG_SIZE)[0]:
+            return BAD_CRC
+        _, self.mtype, self.flags, shoe, self.boot, self.seq, _ = struct.unpack_from(_HEADER, buf, 0)
+        if buf[0] != VERSION:
+            return BAD_VERSION
+        if self.flags & _FLAGS_MUST_BE_ZERO:
+            return BAD_FLAGS
+        if shoe != self.serial:
+            return UNKNOWN_SHOE
+        tag = self._mac.digest(mv[:body])
+        diff = 0
+        for k in range(TAG_SIZE):
+            diff |= tag[k] ^ buf[body + k]
+        if diff:
+            return BAD_TAG
+        if bool(self.mtype & _DIRECTION_BIT) != self._want_host:
+            return BAD_DIRECTION
+        if self.boot < self.last_boot or (self.boot == self.last_boot and self.seq <= self.last_seq):
+            return REPLAY
+        self.last_boot = self.boot
+        self.last_seq = self.seq
+        if not (HELLO <= self.mtype <= REPLY or ACK <= self.mtype <= CARDS_FROM):
+            return UNKNOWN_TYPE
+        self.payload = mv[HEADER_SIZE:body]
+        if not payload_ok(self.mtype, self.payload):
+            return BAD_PAYLOAD
+        return OK
+
+
+# --- shoe to host payloads -------------------------------------------------------
+
+def pack_hello(buf, fw_major, fw_minor, fw_patch, fw_hash, reset_cause, readers,
+               shoe_no, deck_id, dealt, integrity, faults):
+    struct.pack_into(_HELLO, buf, 0, fw_major, fw_minor, fw_patch, fw_hash, reset_cause,
+                     readers, shoe_no, deck_id, dealt, integrity, faults)
+    return 51
+
+
+def pack_card(buf, shoe_no, index, card_deck, code, method, retries, flags, t_ms, raw):
+    n = len(raw)
+    if not 1 <= n <= _MAX_RAW:
+        raise ValueError("raw reader ID must be 1-16 bytes")
+    struct.pack_into(_CARD, buf, 0, shoe_no, index, card_deck, code, method, retries,
+                     flags, t_ms, n)
+    for i in range(n):
+        buf[19 + i] = raw[i]
+    return 19 + n
+
+
+def pack_unread(buf, shoe_no, index, t_ms):
+    struct.pack_into(_UNREAD, buf, 0, shoe_no, index, t_ms)
+    return 10
+
+
+def pack_deck_status(buf, shoe_no, deck_id, reason, dealt, remaining, integrity,
+                     duplicates, foreign, unread, missing, missing_map):
+    struct.pack_into(_DECK_STATUS, buf, 0, shoe_no, deck_id, reason, dealt, remaining,
+                     integrity, duplicates, foreign, unread, missing, missing_map)
+    return 26
+
+
+def pack_fault(buf, code, active, detail, t_ms):
+    struct.pack_into(_FAULT, buf, 0, code, active, detail, t_ms)
+    return 8
+
+
+def pack_key(buf, key, arg, t_ms):
+    struct.pack_into(_KEY, buf, 0, key, arg, t_ms)
+    return 6
+
+
+def pack_heartbeat(buf, t_ms, dealt, outbox):
+    struct.pack_into(_HEARTBEAT, buf, 0, t_ms, dealt, outbox)
+    return 7
+
+
+def pack_reply(buf, epoch, seq, status, detail):
+    struct.pack_into(_REPLY, buf, 0, epoch, seq, status, detail)
+    return 10
+
+
+# --- host to shoe payloads -------------------------------------------------------
+
+def unpack_ack(p):
+    return struct.unpack_from(_BOOT_SEQ, p, 0)
+
+
+def unpack_resend_from(p):
+    return struct.unpack_from(_BOOT_SEQ, p, 0)
+
+
+def unpack_new_shoe(p):
+    return struct.unpack_from(_NEW_SHOE, p, 0)
+
+
+def manifest_entries(p):
+    pos = 12
+    for _ in range(p[11]):
+        uid_len = p[pos + 1]
+        yield p[pos], p[pos + 2:pos + 2 + uid_len]
+        pos += 2 + uid_len
+
+
+def unpack_config(p):
+    return struct.unpack_from(_CONFIG, p, 0)
+
+
+def unpack_time(p):
+    return struct.unpack_from(_TIME, p, 0)[0]
+
+
+def unpack_ping(p):
+    return struct.unpack_from(_U32, p, 0)[0]
+
+
+def unpack_clear(p):
+    return struct.unpack_from(_CLEAR, p, 0)
+
+
+def unpack_cards_from(p):
+    return struct.unpack_from(_CARDS_FROM, p, 0)

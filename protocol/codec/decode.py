@@ -1,0 +1,228 @@
+"""`cardshoe decode FILE|-`: the field engineer's dissector of a wire capture.
+
+Reads a capture (raw bytes as recorded from the serial line, or hex text) and prints one
+JSON line per frame, in order: where it starts, what it is, its header and fields, or the
+SPEC 3.1 reason it was rejected. Tags are checked with `--key HEX` (one key for every
+shoe in the capture) or `--keys DIR` (the host key store, `<dir>/<serial>.key`). Without
+a key for a frame's shoe its tag cannot be checked: the line says `"result": "unverified"`
+and still shows what the frame claims, never `"ok"`.
+
+Both directions may be in one capture; each (shoe, direction) has its own replay window,
+so a frame seen twice shows as `replay` the second time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import stat
+import string
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .errors import PayloadError, Reason
+from .frames import Frame, Receiver, Rejection
+from .messages import message_fields, parse_payload
+from .spec import FLAG_RESENT, MessageType, direction_of
+
+_HEX_CHARS = set(string.hexdigits + string.whitespace + ":")
+
+
+class CaptureError(Exception):
+    """The capture cannot be read or is not in the format asked for."""
+
+
+def read_capture(data: bytes, fmt: str) -> bytes:
+    """The wire bytes of a capture: `raw`, `hex` (whitespace, `:` and `#` comments
+    allowed), or `auto` (hex when the whole file is hex text, else raw)."""
+    if fmt == "auto":
+        fmt = "hex" if _looks_hex(data) else "raw"
+    if fmt == "raw":
+        return data
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        raise CaptureError("hex capture contains non-ASCII bytes") from None
+    lines = [line.split("#", 1)[0] for line in text.splitlines()]
+    digits = re.sub(r"[\s:]", "", "".join(lines))
+    if digits.lower().startswith("0x"):
+        digits = digits[2:]
+    if len(digits) % 2:
+        raise CaptureError(f"hex capture has an odd number of digits ({len(digits)})")
+    try:
+        return bytes.fromhex(digits)
+    except ValueError as exc:
+        raise CaptureError(f"hex capture is not hex: {exc}") from None
+
+
+def _looks_hex(data: bytes) -> bool:
+    if not data.strip():
+        return False
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return False
+    body = "".join(line.split("#", 1)[0] for line in text.splitlines())
+    return all(ch in _HEX_CHARS for ch in body) and any(ch in string.hexdigits for ch in body)
+
+
+def key_store_lookup(directory: Path) -> Callable[[int], bytes | None]:
+    """Keys from the host key store: `<dir>/<serial>.key`, 64 hex characters, mode 0600.
+
+    The same rules as `cardshoe.keys.KeyStore` (read here, not imported, so the protocol
+    package needs nothing from the daemon's): a key file that is malformed, unreadable or
+    readable by others is a CaptureError, never used silently.
+    """
+    if not directory.is_dir():
+        raise CaptureError(f"key directory {directory} does not exist")
+    cache: dict[int, bytes | None] = {}
+
+    def load(serial: int) -> bytes | None:
+        path = directory / f"{serial}.key"
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CaptureError(f"key file {path}: {exc.strerror or exc}") from None
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise CaptureError(f"key file {path} is readable by others (mode {stat.S_IMODE(mode):o}); chmod 600 it")
+        try:
+            key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+        except (OSError, ValueError) as exc:
+            raise CaptureError(f"key file {path} is not 64 hex characters: {exc}") from None
+        if len(key) != 32:
+            raise CaptureError(f"key file {path} holds {len(key)} bytes, not 32")
+        return key
+
+    def lookup(serial: int) -> bytes | None:
+        if serial not in cache:
+            cache[serial] = load(serial)
+        return cache[serial]
+
+    return lookup
+
+
+def _header_json(header: Any) -> dict[str, Any]:
+    known = header.type in MessageType._value2member_map_
+    return {
+        "type": header.type,
+        "type_name": MessageType(header.type).name if known else None,
+        "direction": "host_to_shoe" if direction_of(header.type) else "shoe_to_host",
+        "flags": header.flags,
+        "resent": bool(header.flags & FLAG_RESENT),
+        "shoe": header.shoe,
+        "boot": header.boot,
+        "seq": header.seq,
+        "length": header.length,
+    }
+
+
+def dissect(capture: bytes, keys: Callable[[int], bytes | None]) -> list[dict[str, Any]]:
+    """One JSON-ready dict per frame of the capture (and one for a trailing partial frame).
+
+    `keys(serial)` gives a shoe's key, or None: that shoe's frames are then `unverified`.
+    """
+
+    rx = Receiver(keys, direction=None, auto_accept=True)
+    lines: list[dict[str, Any]] = []
+    start = 0
+    pos = 0
+    while pos < len(capture):
+        zero = capture.find(b"\x00", pos)
+        end = len(capture) if zero < 0 else zero + 1
+        for item in rx.feed(capture[pos:end]):
+            lines.append(_describe(item, start))
+        pos = end
+        if zero >= 0:
+            start = end
+    if rx.buffered:
+        lines.append({"offset": start, "result": "incomplete",
+                      "note": f"capture ends inside a frame ({rx.buffered} bytes, no closing delimiter)"})
+    return lines
+
+
+def _describe(item: Frame | Rejection, offset: int) -> dict[str, Any]:
+    if isinstance(item, Frame):
+        out: dict[str, Any] = {"offset": offset, "result": "ok", "tag": "verified"}
+        out.update(_header_json(item.header))
+        out["fields"] = message_fields(item.message)
+        out["raw"] = item.raw.hex()
+        return out
+    out = {"offset": offset, "result": item.reason.value}
+    header = item.header
+    if item.reason is Reason.UNKNOWN_SHOE and header is not None:
+        # No key: show what the frame claims, and say plainly that nothing vouches for it.
+        out = {"offset": offset, "result": "unverified", "tag": "unverified",
+               "note": f"no key for shoe {header.shoe}: tag not checked, nothing here is authenticated"}
+        out.update(_header_json(header))
+        try:
+            frame_payload = _payload_of(item.raw, header.length)
+            out["fields"] = message_fields(parse_payload(header.type, frame_payload))
+        except PayloadError as exc:
+            out["payload_error"] = str(exc)
+    else:
+        if header is not None:
+            out.update(_header_json(header))
+            out["tag"] = "bad" if item.reason is Reason.BAD_TAG else (
+                "not checked" if item.reason in (Reason.BAD_VERSION, Reason.BAD_FLAGS) else "verified")
+        if item.detail:
+            out["detail"] = item.detail
+    out["raw"] = item.raw.hex()
+    return out
+
+
+def _payload_of(raw: bytes, length: int) -> bytes:
+    from cobs import cobs
+
+    frame = cobs.decode(raw)
+    return bytes(frame[17 : 17 + length])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Dissect a capture into JSON lines; returns 0, or 2 when the input cannot be read."""
+    parser = argparse.ArgumentParser(prog="cardshoe decode", description=__doc__.split("\n\n")[0])
+    parser.add_argument("capture", help="capture file, or - for standard input")
+    parser.add_argument("--format", choices=["auto", "raw", "hex"], default="auto",
+                        help="raw bytes or hex text (default: auto-detect)")
+    keys = parser.add_mutually_exclusive_group()
+    keys.add_argument("--key", help="the shoe key as 64 hex characters, used for every shoe")
+    keys.add_argument("--keys", type=Path, metavar="DIR", help="key store directory of <serial>.key files")
+    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    try:
+        if args.capture == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            data = Path(args.capture).read_bytes()
+        single_key = None
+        if args.key is not None:
+            try:
+                single_key = bytes.fromhex(args.key)
+            except ValueError:
+                raise CaptureError("--key is not hex") from None
+            if len(single_key) != 32:
+                raise CaptureError(f"--key holds {len(single_key)} bytes, not 32 (64 hex characters)")
+        capture = read_capture(data, args.format)
+        if single_key is not None:
+            key = single_key
+            keys_for: Callable[[int], bytes | None] = lambda serial: key
+        elif args.keys is not None:
+            keys_for = key_store_lookup(args.keys)
+        else:
+            keys_for = lambda serial: None
+        lines = dissect(capture, keys_for)
+    except OSError as exc:
+        print(f"cardshoe decode: cannot read {args.capture}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except CaptureError as exc:
+        print(f"cardshoe decode: {exc}", file=sys.stderr)
+        return 2
+    for line in lines:
+        print(json.dumps(line, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""`cardshoe decode`: the dissector over real files, standard input and a key store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol_helpers import load_vectors
+from cardshoe.protocol.decode import main
+
+DOC = load_vectors()
+BY_NAME = {v["name"]: v for v in DOC["vectors"]}
+KEY_HEX = DOC["key"]
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, Any]], str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, [json.loads(line) for line in out.splitlines()], err
+
+
+def capture(*names: str) -> bytes:
+    return b"".join(bytes.fromhex(BY_NAME[n]["wire"]) for n in names)
+
+
+def test_raw_capture_with_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cap.bin"
+    path.write_bytes(capture("hello", "card_rfid_uid7", "bad_crc_payload", "ack"))
+    code, lines, _ = run([str(path), "--key", KEY_HEX], capsys)
+    assert code == 0
+    assert [line["result"] for line in lines] == ["ok", "ok", "bad_crc", "ok"]
+    hello, card, _, ack = lines
+    assert hello["type_name"] == "HELLO" and hello["tag"] == "verified"
+    assert card["fields"] == BY_NAME["card_rfid_uid7"]["expect"][0]["fields"]
+    assert (card["shoe"], card["boot"], card["seq"], card["flags"]) == (1001, 7, 3, 0)
+    assert ack["direction"] == "host_to_shoe" and ack["fields"] == {"boot": 7, "seq": 11}
+    assert hello["offset"] == 1
+
+
+def test_hex_capture_autodetected_with_comments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    second = BY_NAME["card_rfid_uid4"]["wire"]
+    text = "# captured at table 4\n" + BY_NAME["fault_jam"]["wire"] + "  # a jam\n" + " ".join(
+        second[i : i + 2] for i in range(0, len(second), 2))
+    path = tmp_path / "cap.hex"
+    path.write_text(text)
+    code, lines, _ = run([str(path), "--key", KEY_HEX], capsys)
+    assert code == 0
+    assert [(line["result"], line["type_name"]) for line in lines] == [("ok", "FAULT"), ("ok", "CARD")]
+
+
+def test_without_a_key_the_tag_is_unverified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cap.bin"
+    path.write_bytes(capture("card_rfid_uid4", "bad_tag_forged"))
+    code, lines, _ = run([str(path)], capsys)
+    assert code == 0
+    # The forged frame cannot be told from the genuine one without the key: neither is "ok".
+    assert [line["result"] for line in lines] == ["unverified", "unverified"]
+    assert all(line["tag"] == "unverified" for line in lines)
+    assert lines[0]["fields"]["code"] == 51
+    code, lines, _ = run([str(path), "--key", KEY_HEX], capsys)
+    assert [line["result"] for line in lines] == ["ok", "bad_tag"]
+
+
+def test_key_store_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    (keys / "1001.key").write_text(KEY_HEX + "\n")
+    os.chmod(keys / "1001.key", 0o600)
+    path = tmp_path / "cap.bin"
+    path.write_bytes(capture("unread", "unknown_shoe"))
+    code, lines, _ = run([str(path), "--keys", str(keys)], capsys)
+    assert code == 0
+    assert [line["result"] for line in lines] == ["ok", "unverified"]
+    assert lines[1]["shoe"] == 4242
+
+
+def test_stdin_and_noise_and_incomplete_tail(capsys: pytest.CaptureFixture[str]) -> None:
+    data = capture("noisy_stream")
+    proc = subprocess.run([sys.executable, "-m", "cardshoe.protocol.decode", "-", "--key", KEY_HEX],
+                          input=data, capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    want = [e["result"] for e in BY_NAME["noisy_stream"]["expect"]] + ["incomplete"]
+    assert [line["result"] for line in lines] == want
+
+
+def test_replay_within_a_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cap.bin"
+    path.write_bytes(capture("card_rfid_uid4", "card_rfid_uid4"))
+    _, lines, _ = run([str(path), "--key", KEY_HEX], capsys)
+    assert [line["result"] for line in lines] == ["ok", "replay"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["/nonexistent/capture.bin"], "cannot read /nonexistent/capture.bin"),
+        (["CAP", "--key", "abcd"], "--key holds 2 bytes"),
+        (["CAP", "--key", "zz"], "--key is not hex"),
+        (["CAP", "--format", "hex"], "hex capture contains non-ASCII bytes"),
+        (["CAP", "--keys", "/nonexistent/keys"], "key directory /nonexistent/keys does not exist"),
+    ],
+)
+def test_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    path = tmp_path / "cap.bin"
+    path.write_bytes(b"\x00\x01\xff\x00")
+    argv = [str(path) if a == "CAP" else a for a in argv]
+    code, lines, err = run(argv, capsys)
+    assert code == 2 and not lines
+    assert message in err
+
+
+@pytest.mark.parametrize(("text", "mode", "message"), [
+    ("not a key", 0o600, "is not 64 hex characters"),
+    ("abcd", 0o600, "holds 2 bytes, not 32"),
+    (KEY_HEX, 0o644, "is readable by others"),
+])
+def test_bad_key_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, mode: int, message: str) -> None:
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "1001.key").write_text(text)
+    os.chmod(keys / "1001.key", mode)
+    path = tmp_path / "cap.bin"
+    path.write_bytes(capture("hello"))
+    code, lines, err = run([str(path), "--keys", str(keys)], capsys)
+    assert code == 2 and not lines
+    assert "1001.key" in err and message in err
+
+
+def test_console_command() -> None:
+    exe = Path(sys.executable).with_name("cardshoe")
+    proc = subprocess.run([str(exe), "decode", "-", "--key", KEY_HEX], input=capture("ping").hex().encode(),
+                          capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [json.loads(x) for x in proc.stdout.decode().splitlines()]
+    assert line["type_name"] == "PING" and line["fields"] == {"nonce": 0xCAFEF00D}
