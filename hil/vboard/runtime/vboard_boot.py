@@ -1,0 +1,180 @@
+# mypy: ignore-errors
+# This file runs under the MicroPython unix port, not CPython: it is the virtual board's
+# boot ROM. The host side (cardshoe.hil.vboard) starts it as
+#   micropython -X heapsize=N -i vboard_boot.py
+# with VBOARD_* variables in the environment, or as an offline flash tool:
+#   micropython vboard_boot.py --tool (format|check|ls|get|put) ...
+#
+# Boot: mount the littlefs2 image at "/" (replacing the host filesystem, so nothing the
+# firmware or mpremote does can touch the host), give `machine` the reset functions a
+# board has, run main.py like a board, then `-i` drops into the REPL.
+import os
+import sys
+import vfs
+
+_BLOCK_ERASED = 0xFF
+
+
+class FileBlockDevice:
+    """A flash chip on a file: littlefs's extended block device protocol.
+
+    Writes go straight to the file with one write() system call each (MicroPython's
+    files are unbuffered), so a SIGKILL loses nothing already written: like a flash
+    program that completed before the power went.
+    """
+
+    def __init__(self, path, block_size):
+        self._f = open(path, "r+b")
+        self._bs = block_size
+        self._f.seek(0, 2)
+        self._count = self._f.tell() // block_size
+        self._erased = bytes([_BLOCK_ERASED]) * block_size
+
+    def readblocks(self, block, buf, offset=0):
+        self._f.seek(block * self._bs + offset)
+        got = self._f.readinto(buf)
+        if got != len(buf):
+            raise OSError(5)  # EIO: the image is shorter than the geometry says
+
+    def writeblocks(self, block, buf, offset=None):
+        # offset None is the simple protocol (erase then program a whole block).
+        if offset is None:
+            offset = 0
+        self._f.seek(block * self._bs + offset)
+        self._f.write(buf)
+
+    def ioctl(self, op, arg):
+        if op == 4:  # block count
+            return self._count
+        if op == 5:  # block size
+            return self._bs
+        if op == 6:  # erase
+            self._f.seek(arg * self._bs)
+            self._f.write(self._erased)
+            return 0
+        if op in (1, 2, 3):  # init, deinit, sync: nothing is buffered
+            return 0
+        return None
+
+
+def _lfs(image, block_size):
+    return vfs.VfsLfs2(FileBlockDevice(image, block_size), progsize=256)
+
+
+class _Machine:
+    """`machine` as the unix port has it, plus what a board has and the unix port lacks.
+
+    reset()/soft_reset() cannot end the process from a script started with `-i` (the
+    port drops into the REPL instead), so they ask the host side by signal: the board
+    (our parent's relay) sees SIGUSR1 as a hard reset and SIGUSR2 as a soft reset.
+    """
+
+    def __init__(self, real, uid):
+        self._real = real
+        self._uid = uid
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def _signal(self, sig):
+        # The module's globals are deleted after boot: import what is needed here.
+        import os
+        import time
+
+        os.system("kill -%s $PPID" % sig)
+        while True:  # the board kills us; never return into the caller
+            time.sleep(1)
+
+    def reset(self):
+        self._signal("USR1")
+
+    def soft_reset(self):
+        self._signal("USR2")
+
+    def unique_id(self):
+        return self._uid
+
+
+def _boot():
+    env = os.getenv
+    image = env("VBOARD_IMAGE")
+    block_size = int(env("VBOARD_BLOCK_SIZE") or "4096")
+    try:
+        fs = _lfs(image, block_size)
+    except OSError as exc:
+        fs = None
+        err = exc
+    vfs.umount("/")
+    if fs is None:
+        # Never format here: a torn image must show up on the bench, not be wiped.
+        print("vboard: flash mount failed: OSError %s; no filesystem" % err)
+        return False
+    vfs.mount(fs, "/")
+    os.chdir("/")
+    sys.path[:] = ["", ".frozen", "/lib"]
+    import machine
+
+    uid = env("VBOARD_UID") or "0000000000000000"
+    sys.modules["machine"] = _Machine(machine, bytes.fromhex(uid))
+    if env("VBOARD_MAIN") != "1":
+        return False
+    try:
+        os.stat("main.py")
+    except OSError:
+        return False
+    return True
+
+
+def _copy(src_path, dst_path):
+    buf = bytearray(4096)
+    with open(src_path, "rb") as src, open(dst_path, "wb") as dst:
+        while True:
+            n = src.readinto(buf)
+            if not n:
+                return
+            dst.write(memoryview(buf)[:n])
+
+
+def _tool(args):
+    """Offline access to an image while the board is off (posix root kept at /)."""
+    cmd, image, block_size = args[0], args[1], int(args[2])
+    rest = args[3:]
+    if cmd == "format":
+        from_bdev = FileBlockDevice(image, block_size)
+        vfs.VfsLfs2.mkfs(from_bdev, progsize=256)
+        return
+    vfs.mount(_lfs(image, block_size), "/flash")
+    if cmd == "check":
+        st = os.statvfs("/flash")
+        print("ok %d %d %d" % (st[0], st[2], st[3]))
+    elif cmd == "ls":
+        for entry in os.ilistdir("/flash" + rest[0]):
+            print("%s %d %d" % (entry[0], entry[1], entry[3] if len(entry) > 3 else 0))
+    elif cmd == "get":
+        _copy("/flash" + rest[0], rest[1])
+    elif cmd == "put":
+        _copy(rest[0], "/flash" + rest[1])
+    elif cmd == "mkdir":
+        os.mkdir("/flash" + rest[0])
+    elif cmd == "rm":
+        os.remove("/flash" + rest[0])
+    else:
+        raise ValueError("unknown tool command " + cmd)
+    vfs.umount("/flash")
+
+
+if len(sys.argv) > 1 and sys.argv[1] == "--tool":
+    _tool(sys.argv[2:])
+else:
+    _run_main = _boot()
+    # Leave main.py and the REPL a namespace as bare as a board's.
+    del _boot, _tool, _copy, _lfs, _Machine, FileBlockDevice, _BLOCK_ERASED, os, sys, vfs
+    import gc
+
+    gc.collect()
+    del gc
+    if _run_main:
+        del _run_main
+        execfile("main.py")
+    else:
+        del _run_main
