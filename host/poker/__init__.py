@@ -1,0 +1,285 @@
+"""Poker hand evaluation for the five games: 3-card, 5-card and best 5 of 6 or 7.
+
+Public API (see docs of each function):
+
+* :func:`evaluate3` -- 3-card hands ranked as Three Card Poker ranks them (straight above
+  flush, A-2-3 the lowest straight; ``royal=True`` for TCP v5's royal flush, rule 3.16.1).
+* :func:`evaluate5` -- 5-card hands (Stud 3.11/3.12, Let It Ride 3.21); the wheel is the
+  lowest straight.
+* :func:`best5` -- the best 5-card hand from 5, 6 or 7 cards (Six Card Bonus, a player's
+  3 cards plus 2 community cards).
+* :class:`Hand` -- kind (:class:`Hand3` or :class:`Hand5`), comparable ``strength`` and the
+  ``cards`` that make the hand in display order.
+
+Fast paths for enumeration and settlement of many hands: :func:`strength3`,
+:func:`strength5`, :func:`strength6`, :func:`strength7` take card ints and return the
+strength alone, and :func:`strengths5` evaluates a batch of 5-card hands. Strengths of
+evaluate5/best5/strength5/6/7 share one scale (1..7462).
+
+Cards are ints 0..51 as in :mod:`cardshoe.cards`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from itertools import combinations
+from typing import Callable, Iterable, Sequence
+
+from ..cards import CardError, DuplicateCardError, check_card
+from . import tables as _t
+
+__all__ = [
+    "Hand",
+    "Hand3",
+    "Hand5",
+    "evaluate3",
+    "evaluate5",
+    "best5",
+    "strength3",
+    "strength5",
+    "strength6",
+    "strength7",
+    "strengths5",
+    "kind5",
+    "kind3",
+    "tiebreak5",
+    "strength3_royal",
+    "STRENGTH5_MAX",
+]
+
+
+class Hand3(IntEnum):
+    """3-card hand classes, lowest first (TCP 3.16, Megalink and Xtreme 3.14)."""
+
+    HIGH_CARD = _t.C3_HIGH
+    PAIR = _t.C3_PAIR
+    FLUSH = _t.C3_FLUSH
+    STRAIGHT = _t.C3_STRAIGHT
+    THREE_OF_A_KIND = _t.C3_TRIPS
+    STRAIGHT_FLUSH = _t.C3_STRAIGHT_FLUSH
+    ROYAL_FLUSH = _t.C3_ROYAL
+
+
+class Hand5(IntEnum):
+    """5-card hand classes, lowest first (Stud 3.11, Let It Ride 3.21)."""
+
+    HIGH_CARD = _t.C5_HIGH
+    PAIR = _t.C5_PAIR
+    TWO_PAIR = _t.C5_TWO_PAIR
+    THREE_OF_A_KIND = _t.C5_TRIPS
+    STRAIGHT = _t.C5_STRAIGHT
+    FLUSH = _t.C5_FLUSH
+    FULL_HOUSE = _t.C5_FULL_HOUSE
+    FOUR_OF_A_KIND = _t.C5_QUADS
+    STRAIGHT_FLUSH = _t.C5_STRAIGHT_FLUSH
+    ROYAL_FLUSH = _t.C5_ROYAL
+
+
+_NAMES = {
+    "HIGH_CARD": "High Card",
+    "PAIR": "Pair",
+    "TWO_PAIR": "Two Pair",
+    "THREE_OF_A_KIND": "Three of a Kind",
+    "STRAIGHT": "Straight",
+    "FLUSH": "Flush",
+    "FULL_HOUSE": "Full House",
+    "FOUR_OF_A_KIND": "Four of a Kind",
+    "STRAIGHT_FLUSH": "Straight Flush",
+    "ROYAL_FLUSH": "Royal Flush",
+}
+
+
+@dataclass(frozen=True, order=False)
+class Hand:
+    """An evaluated hand.
+
+    ``strength`` is higher for the better hand and equal for a stand-off; it compares
+    between hands of the same evaluator (3-card with the same ``royal`` option, or
+    5-card/best-of). ``cards`` are the cards that make the hand, in display order:
+    groups by size then rank (the pair first, then kickers high to low), straights
+    from the top card down with a low ace last.
+    """
+
+    kind: Hand3 | Hand5
+    strength: int
+    cards: tuple[int, ...]
+
+    @property
+    def name(self) -> str:
+        """The class name as the rules print it, e.g. ``"Straight Flush"``."""
+        return _NAMES[self.kind.name]
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        """Ranks (2..14) of ``cards`` in display order; a low ace shows as 14."""
+        return tuple((c >> 2) + 2 for c in self.cards)
+
+
+_T5 = _t.Tables5()
+_T3 = _t.Tables3()
+
+STRENGTH5_MAX: int = _T5.n_strengths
+"""The strength of a royal flush, the top of the 5-card scale (7462)."""
+
+
+def _make_strength5() -> Callable[[int, int, int, int, int], int]:
+    card, table, mask = _T5.card5, _T5.table5, _T5.mask5
+
+    def strength5(a: int, b: int, c: int, d: int, e: int) -> int:
+        """Strength (1..7462) of five distinct card ints; no validation (fast path)."""
+        return table[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask]
+
+    return strength5
+
+
+strength5 = _make_strength5()
+
+
+def strengths5(hands: Iterable[Sequence[int]]) -> list[int]:
+    """Strengths of many 5-card hands (each a sequence of 5 distinct card ints)."""
+    card, table, mask = _T5.card5, _T5.table5, _T5.mask5
+    return [table[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask] for a, b, c, d, e in hands]
+
+
+def _flush_best(cards: Sequence[int], key: int) -> int:
+    suit = _T5.suit_of_flush[key & _T5.flush_bits67]
+    bits = 0
+    for c in cards:
+        if c & 3 == suit:
+            bits |= 1 << (c >> 2)
+    return _T5.flush_by_bits[bits]
+
+
+def _make_strength67() -> tuple[
+    Callable[[int, int, int, int, int, int], int],
+    Callable[[int, int, int, int, int, int, int], int],
+]:
+    _T5.build67()
+    card, bias, fbits = _T5.card67, _T5.bias67, _T5.flush_bits67
+    t6, t7, rmask = _T5.table6, _T5.table7, _t.RANK_MASK
+
+    def strength6(a: int, b: int, c: int, d: int, e: int, f: int) -> int:
+        """Strength of the best 5 of six distinct card ints; no validation (fast path)."""
+        k = bias + card[a] + card[b] + card[c] + card[d] + card[e] + card[f]
+        if k & fbits:
+            return _flush_best((a, b, c, d, e, f), k)
+        return t6[k & rmask]
+
+    def strength7(a: int, b: int, c: int, d: int, e: int, f: int, g: int) -> int:
+        """Strength of the best 5 of seven distinct card ints; no validation (fast path)."""
+        k = bias + card[a] + card[b] + card[c] + card[d] + card[e] + card[f] + card[g]
+        if k & fbits:
+            return _flush_best((a, b, c, d, e, f, g), k)
+        return t7[k & rmask]
+
+    return strength6, strength7
+
+
+strength6, strength7 = _make_strength67()
+
+
+def _make_strength3() -> tuple[Callable[[int, int, int], int], Callable[[int, int, int], int]]:
+    card, mask, plain, royal = _T3.card3, _T3.mask3, _T3.table, _T3.table_royal
+
+    def strength3(a: int, b: int, c: int) -> int:
+        """3-card strength, no royal class (Megalink/Xtreme 3.14); no validation."""
+        return plain[(card[a] + card[b] + card[c]) & mask]
+
+    def strength3_royal(a: int, b: int, c: int) -> int:
+        """3-card strength with the TCP v5 royal flush (3.16.1); no validation."""
+        return royal[(card[a] + card[b] + card[c]) & mask]
+
+    return strength3, strength3_royal
+
+
+strength3, strength3_royal = _make_strength3()
+
+
+def kind5(strength: int) -> Hand5:
+    """The class of a 5-card strength."""
+    return Hand5(_T5.class_of[strength])
+
+
+def tiebreak5(strength: int) -> tuple[int, ...]:
+    """The ranks (2..14) that decide between hands of one class, in order.
+
+    Groups first by size then rank (a pair's rank first, then the kickers), a straight by
+    its top card (5 for the wheel). E.g. Let It Ride's "pair of 10's or better" (4.1.1) is
+    ``kind5(s) is Hand5.PAIR and tiebreak5(s)[0] >= 10``.
+    """
+    if not 1 <= strength <= STRENGTH5_MAX:
+        raise ValueError(f"not a 5-card strength: {strength!r}")
+    return tuple(r + 2 for r in _T5.value_of[strength][1])
+
+
+def kind3(strength: int, *, royal: bool = False) -> Hand3:
+    """The class of a 3-card strength (from the table with or without the royal)."""
+    return Hand3((_T3.class_of_royal if royal else _T3.class_of)[strength])
+
+
+def _checked(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ...]:
+    out = tuple(check_card(c) for c in cards)
+    if len(out) not in sizes:
+        want = " or ".join(str(n) for n in sizes)
+        raise CardError(f"expected {want} cards, got {len(out)}")
+    if len(set(out)) != len(out):
+        raise DuplicateCardError(f"a card appears more than once in {out!r}")
+    return out
+
+
+def _display_order(cards: Sequence[int], straight: bool) -> tuple[int, ...]:
+    """Cards grouped by rank count then rank (high first); a straight with a low ace
+    puts the ace last."""
+    counts: dict[int, int] = {}
+    for c in cards:
+        counts[c >> 2] = counts.get(c >> 2, 0) + 1
+    ordered = sorted(cards, key=lambda c: (counts[c >> 2], c >> 2, c & 3), reverse=True)
+    if straight and ordered[0] >> 2 == 12 and ordered[1] >> 2 != 11:
+        ordered = ordered[1:] + ordered[:1]
+    return tuple(ordered)
+
+
+_STRAIGHT_KINDS = {
+    Hand5.STRAIGHT, Hand5.STRAIGHT_FLUSH, Hand5.ROYAL_FLUSH,
+    Hand3.STRAIGHT, Hand3.STRAIGHT_FLUSH, Hand3.ROYAL_FLUSH,
+}
+
+
+def evaluate3(cards: Iterable[int], *, royal: bool = False) -> Hand:
+    """Evaluate a 3-card hand as the Three Card Poker rules rank it.
+
+    Straight above flush and A-2-3 the lowest straight (TCP 3.16/3.17.3, Megalink and
+    Xtreme 3.14/3.15.3). With ``royal=True`` (Three Card Poker v5 only) A-K-Q suited is
+    a Royal Flush above every other straight flush (TCP 3.16.1); otherwise it is the top
+    straight flush. Raises CardError/DuplicateCardError on bad input.
+    """
+    a, b, c = _checked(cards, (3,))
+    strength = (strength3_royal if royal else strength3)(a, b, c)
+    kind = kind3(strength, royal=royal)
+    return Hand(kind, strength, _display_order((a, b, c), kind in _STRAIGHT_KINDS))
+
+
+def evaluate5(cards: Iterable[int]) -> Hand:
+    """Evaluate exactly 5 cards (Stud 3.11/3.12, Let It Ride 3.21); wheel lowest straight."""
+    hand = _checked(cards, (5,))
+    strength = strength5(*hand)
+    kind = kind5(strength)
+    return Hand(kind, strength, _display_order(hand, kind in _STRAIGHT_KINDS))
+
+
+def best5(cards: Iterable[int]) -> Hand:
+    """The best 5-card hand from 5, 6 or 7 cards, with the 5 cards that make it.
+
+    When several 5-card subsets tie for best (e.g. two equal kickers) the one of the
+    higher card codes is shown; the strength is the same either way.
+    """
+    hand = _checked(cards, (5, 6, 7))
+    if len(hand) == 5:
+        return evaluate5(hand)
+    best = strength6(*hand) if len(hand) == 6 else strength7(*hand)
+    for sub in combinations(sorted(hand, reverse=True), 5):
+        if strength5(*sub) == best:
+            kind = kind5(best)
+            return Hand(kind, best, _display_order(sub, kind in _STRAIGHT_KINDS))
+    raise AssertionError("best-of table disagrees with the 5-card table")  # pragma: no cover
