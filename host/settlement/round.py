@@ -554,6 +554,17 @@ def parse_round(data: Any) -> Round:
                 f"an outcome was established: play continues and nobody may withdraw "
                 f"({game.rule('power_failure_continue')})",
             )
+        if withdrawn and not established and game.decision is not None:
+            # A fold loses the base wager there and then (e.g. TCP 3.9.1), so once anyone
+            # has folded an outcome is established and nobody may withdraw.
+            decision = game.decision
+            folded = [s.seat for s in seats if s.decisions.get(decision.on) == decision.fold_choice]
+            if folded:
+                raise RoundError(
+                    "power_failure.outcome_established",
+                    f"seat {folded[0]} folded, so an outcome was established: play continues and "
+                    f"nobody may withdraw ({game.rule('power_failure_continue')})",
+                )
         power_failure = PowerFailure(established, withdrawn)
 
     jackpot: Jackpot | None = None

@@ -139,11 +139,6 @@ def test_lir_analogies_are_marked_for_the_shift_manager_reading_35() -> None:
 # --- power failure --------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine accepts a withdrawal at a power failure 'before any outcome' although a seat had "
-    "already folded, i.e. its ante had conclusively lost (TCP 3.9.1 + 5.16.1/5.16.2)",
-)
 def test_5_16_2_a_fold_is_an_established_outcome() -> None:
     # Seat 1 folded (3.9.1: the ante is lost), so an outcome is established and nobody may
     # withdraw (5.16.2); a round claiming otherwise should be refused naming power_failure
