@@ -392,6 +392,9 @@ def _check_seat_play(rnd: Round, seat: Seat, field: str, returned: bool) -> None
                 f"{field}.decisions.{decision.on}",
                 f"expected {decision.continue_choice!r} or {decision.fold_choice!r}, got {choice!r}",
             )
+        if seat.absent and choice is not None:
+            # An absent player makes no decision: the hand is invalid and its wagers go back (5.11).
+            raise RoundError(f"{field}.decisions.{decision.on}", "an absent player makes no decision (5.11)")
         if base is not None:
             if choice is None and not returned and not seat.absent:
                 raise RoundError(f"{field}.decisions.{decision.on}", "missing: play/bet or fold")
@@ -516,8 +519,11 @@ def parse_round(data: Any) -> Round:
         obj = _obj(item, f"out_of_play[{i}]")
         _check_keys(obj, {"card", "role"}, f"out_of_play[{i}]")
         role = obj.get("role")
-        if role not in ("burn", "security"):
-            raise RoundError(f"out_of_play[{i}].role", f"expected 'burn' or 'security', got {role!r}")
+        if role not in ("burn", "security", "discard"):
+            raise RoundError(f"out_of_play[{i}].role", f"expected 'burn', 'security' or 'discard', got {role!r}")
+        if role == "security" and (game.id != "megalink-three-card-poker-xtreme" or dealing not in (None, "C")):
+            # Only Xtreme's method C deals a security card under the dealer's hand (3.7.3.1).
+            raise RoundError(f"out_of_play[{i}].role", "a security card is dealt only by Xtreme method C (3.7.3.1)")
         out_of_play.append((_card(obj.get("card"), f"out_of_play[{i}].card"), role))
 
     exposures: list[Exposure] = []

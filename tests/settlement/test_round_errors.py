@@ -153,3 +153,32 @@ def test_cardshoe_settle_command_end_to_end(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "cardshoe.cli", "settle", str(path)], capture_output=True,
                           text=True, check=False)
     assert done.returncode == 1 and "game" in done.stderr and "blackjack" in done.stderr
+
+
+# --- found by the black-box review (tests/rules_blackbox) -----------------------------------
+
+
+def test_an_absent_player_with_a_decision_is_refused_5_11() -> None:
+    # 5.11: an absent player makes no Play decision; a round saying both contradicts itself.
+    data = good()
+    data["seats"][0]["absent"] = True
+    with pytest.raises(RoundError) as err:
+        parse_round(data)
+    assert err.value.field == "seats[0].decisions.ante"
+
+
+def test_a_security_card_outside_xtreme_method_c_is_refused_3_7_3_1() -> None:
+    data = good()
+    data["out_of_play"] = [{"card": "5c", "role": "security"}]
+    with pytest.raises(RoundError) as err:
+        parse_round(data)
+    assert err.value.field == "out_of_play[0].role"
+
+
+def test_a_discarded_card_is_accepted_for_audit_and_checked_for_duplicates() -> None:
+    data = good()
+    data["out_of_play"] = [{"card": "5c", "role": "discard"}]
+    parse_round(data)
+    data["out_of_play"] = [{"card": "As", "role": "discard"}]  # As is seat 1's card
+    with pytest.raises(RoundError):
+        parse_round(data)
