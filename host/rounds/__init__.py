@@ -47,7 +47,12 @@ Dealing procedures (``procedures.py``)
 Operations (``operations.py``), frozen keyword-only dataclasses, each with ``time_ms`` (host
 wall clock, Unix ms, evidence only):
     ``OpenRound(round_id, game, device, method=None, positions=7)`` (via ``Round.open``)
-    ``PlaceWager(seat, wager, amount)`` / ``ChangeWager(seat, wager, amount)`` (0 withdraws)
+    ``PlaceWager(seat, wager, amount)`` / ``ChangeWager(seat, wager, amount)`` (0 withdraws).
+    Let It Ride 3.4: a 1/2/$ wager unequal to one the seat already holds is refused
+    (``UnequalWagersError``); changing or withdrawing one of them changes all three the seat
+    holds (one ``WagerAccepted`` each); ``NoMoreBets`` is refused while a seat holds some but
+    not all three; if the first card closes betting instead, such partial wagers are returned
+    (``WagerAccepted`` with amount 0, a ``not_covered`` flag citing 3.4) and the seat is not dealt.
     ``ProgressiveSelection(magic_card, lucky_seat)`` (Let It Ride, before the first card)
     ``NoMoreBets()`` (also implied by the first card out of the shoe, 3.4)
     ``ShoeCard(shoe_no, index, code, reader_id="", shoe_ms=0, deck_id=0, read_method=1,
@@ -67,8 +72,10 @@ wall clock, Unix ms, evidence only):
     after flag ``flag`` voided another hand for its count.
     ``DeckIrregularity(fault, detail="", shoe_index=None)``; ``DeckFault``: ``extra``,
     ``missing``, ``foreign``, ``duplicate``, ``unread``.
-    ``SupervisorConfirmation(flag, confirmed, supervisor)``: confirmed applies a proposed
-    reconstruction or lets a referred round stand; refused applies the fallback (void).
+    ``SupervisorConfirmation(flag, confirmed, supervisor, candidate=None)``: confirmed applies a
+    proposed reconstruction or lets a referred round stand; refused applies the fallback (void).
+    For a ``placement_proposed`` flag, ``candidate`` (1-based) names the placement confirmed
+    (required when the flag offers more than one); refused, the round is void (5.2; LIR 5.3).
     ``VoidRound(rule, reason, by)``; ``Settle(jackpot_pool=None)``.
     ``Operation`` is their union; ``operation_to_json(op)`` / ``operation_from_json(d)``
     round-trip them through JSON for the journal.
@@ -101,26 +108,37 @@ Events (``events.py``), frozen dataclasses with ``kind`` and ``to_json()``:
     ``FlagResolved(irregularity)``, ``HandsRebuilt(flag, placements)``, ``SeatVoided``,
     ``RoundVoided``, ``DecisionRecorded``, ``ExposureRecorded``, ``RoundSettled``.
     ``Irregularity(id, kind, rules, detail, decision, source, phase, evidence, reports,
-    proposal, fallback, void_seats, withdrawn_seats, fault, wrong, resolved_by, time_ms)``; ``IrregularityKind``
+    proposal, fallback, void_seats, withdrawn_seats, fault, wrong, resolved_by, time_ms,
+    candidates)``; ``IrregularityKind``
     (``card_not_due``, ``too_few_cards``, ``exposures_during_deal``, ``exposure``, ``deck``,
     ``not_covered``); ``DecisionKind`` (``pending``, ``void_round``, ``void_seat``,
-    ``reconstruction_proposed``, ``reconstructed``, ``referred``, ``acknowledged``);
+    ``reconstruction_proposed``, ``reconstructed``, ``referred``, ``acknowledged``,
+    ``placement_proposed``: a manual deal's position one card short or long, where the shoe's
+    order cannot show which pass slipped, so ``candidates`` (``PlacementCandidate(number,
+    position, slip_pass, placements, hands, description)``) wait for a supervisor; until then
+    the round's placements stay the procedure's own);
     ``CardEvidence(index, code, reader_id, shoe_ms, time_ms)``; ``CountReport(position, count,
     reporter, time_ms)``.
 
 Errors (``errors.py``): ``RoundOperationError`` (ValueError) and subclasses
     ``WrongStateError``, ``WagersClosedError`` (5.5-5.6), ``UnknownWagerError``,
     ``BadSeatError``, ``BadAmountError``, ``DuplicateShoeIndexError``, ``DecisionError``,
-    ``UnknownFlagError``, ``ProcedureError``.
+    ``UnknownFlagError``, ``ProcedureError``; ``ExposureMismatchError`` (an exposure whose
+    ``shoe_index`` and ``place`` name different cards); ``UnequalWagersError`` (a
+    ``BadAmountError``: Let It Ride's 1, 2 and $ unequal or incomplete, 3.4); ``CandidateError``
+    (a confirmation naming no candidate of a PLACEMENT_PROPOSED flag, or none of several).
 """
 
 from .errors import (
     BadAmountError,
     BadSeatError,
+    CandidateError,
     DecisionError,
     DuplicateShoeIndexError,
+    ExposureMismatchError,
     ProcedureError,
     RoundOperationError,
+    UnequalWagersError,
     UnknownFlagError,
     UnknownWagerError,
     WagersClosedError,
@@ -143,6 +161,7 @@ from .events import (
     HandsRebuilt,
     Irregularity,
     IrregularityKind,
+    PlacementCandidate,
     RoundSettled,
     RoundVoided,
     SeatVoided,
@@ -190,7 +209,8 @@ from .procedures import (
 from .round import Exposure, Round, RoundStatus
 
 __all__ = [
-    "BadAmountError", "BadSeatError", "DecisionError", "DuplicateShoeIndexError", "ProcedureError",
+    "BadAmountError", "BadSeatError", "DecisionError", "DuplicateShoeIndexError", "ExposureMismatchError", "ProcedureError",
+    "UnequalWagersError", "CandidateError", "PlacementCandidate",
     "RoundOperationError", "UnknownFlagError", "UnknownWagerError", "WagersClosedError", "WrongStateError",
     "BetsClosed", "CardEvidence", "CardNotDue", "CardPlaced", "CountChecked", "CountReport", "DecisionKind",
     "DecisionRecorded", "Event", "ExposureRecorded", "FlagResolved", "Flagged", "HandComplete", "HandsRebuilt",

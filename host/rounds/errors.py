@@ -13,6 +13,9 @@ __all__ = [
     "DecisionError",
     "UnknownFlagError",
     "ProcedureError",
+    "ExposureMismatchError",
+    "UnequalWagersError",
+    "CandidateError",
 ]
 
 
@@ -54,3 +57,16 @@ class UnknownFlagError(RoundOperationError):
 
 class ProcedureError(RoundOperationError):
     """A dealing procedure that cannot be built (unknown game, method for the wrong game, no seats)."""
+
+
+class ExposureMismatchError(RoundOperationError):
+    """An exposure declaration whose shoe index and place name different cards."""
+
+
+class UnequalWagersError(BadAmountError):
+    """Let It Ride 3.4: the 1, 2 and $ wagers are three equal wagers placed together."""
+
+
+class CandidateError(RoundOperationError):
+    """A supervisor confirmation that names no candidate placement of the flag, or none when
+    the flag offers several."""

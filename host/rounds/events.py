@@ -19,6 +19,7 @@ __all__ = [
     "DecisionKind",
     "CardEvidence",
     "CountReport",
+    "PlacementCandidate",
     "Irregularity",
     "VoidMark",
     "WagerAccepted",
@@ -67,6 +68,11 @@ class DecisionKind(StrEnum):
     """Waiting for the shift manager (6.1)."""
     ACKNOWLEDGED = "acknowledged"
     """The shift manager let the round stand."""
+    PLACEMENT_PROPOSED = "placement_proposed"
+    """Manual device, a position one card short or long: the shoe's order cannot show in which
+    pass it happened, so where the other hands' cards lie is not known. ``candidates`` are the
+    possible placements; a supervisor confirms one (5.7 then voids the position's hand) or
+    refuses them all (nothing can be shown: the round is void, 5.2; LIR 5.3)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,23 @@ class CountReport:
     count: int
     reporter: str
     time_ms: int
+
+
+@dataclass(frozen=True)
+class PlacementCandidate:
+    """One possible placement of a manual deal's cards after a slip at one position.
+
+    ``number`` (1-based) is what ``SupervisorConfirmation.candidate`` names; ``slip_pass`` the
+    pass in which ``position`` was missed (one card short) or given a second card (one long;
+    one past its last pass means after everyone's last card); ``placements`` every card of the
+    phase (shoe index -> place); ``hands`` the shoe indices each position then holds."""
+
+    number: int
+    position: Position
+    slip_pass: int
+    placements: tuple[tuple[int, Place], ...]
+    hands: tuple[tuple[Position, tuple[int, ...]], ...]
+    description: str
 
 
 @dataclass(frozen=True)
@@ -129,11 +152,15 @@ class Irregularity:
     """Count flags: the positions a person's counts showed to be wrong."""
     resolved_by: str | None = None
     time_ms: int = 0
+    candidates: tuple[PlacementCandidate, ...] = ()
+    """PLACEMENT_PROPOSED: the possible placements of a manual deal, for a supervisor."""
 
     @property
     def open(self) -> bool:
         """Whether the flag still waits for a person."""
-        return self.decision in (DecisionKind.PENDING, DecisionKind.RECONSTRUCTION_PROPOSED, DecisionKind.REFERRED)
+        return self.decision in (
+            DecisionKind.PENDING, DecisionKind.RECONSTRUCTION_PROPOSED, DecisionKind.REFERRED, DecisionKind.PLACEMENT_PROPOSED,
+        )
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,15 @@ def round_to_json(
     out["community"] = _cards(rnd.hand(Position.COMMUNITY))
     out_of_play = [{"card": card_text(c), "role": "burn"} for c in rnd.burns if c is not None]
     out_of_play += [{"card": card_text(c), "role": "security"} for c in rnd.security if c is not None]
+    # Cards that belong to no hand: surplus hands moved off by a 5.2 reconstruction, cards a
+    # person reported straight to the discard, and cards drawn when none was due left unplaced.
+    discards = sorted(k for k, p in rnd.placements.items() if p.kind is PlaceKind.DISCARD)
+    discards += [k for k in rnd.not_due if k not in rnd.placements]
+    out_of_play += [
+        {"card": card_text(code), "role": "discard"}
+        for code in (rnd.cards[k].code for k in sorted(set(discards)))
+        if code is not None
+    ]
     out["out_of_play"] = out_of_play
     exposures = []
     for e in rnd.exposures:

@@ -6,10 +6,11 @@ count (``HandCountReported``); :func:`physical_layout` then replays the dealing 
 those counts to find where each card really is:
 
 - automated device: each position's packet is contiguous, so the layout is exact;
-- manual device: one card per position per pass; a position reported short is taken to have
-  been missed in the last pass(es) it should have had, one reported long to have had its
-  extra card(s) after its last due card (the host cannot tell which pass a slip happened in,
-  so the supervisor is shown this layout, as evidence, not as a certainty).
+- manual device: one card per position per pass; by default a position reported short is
+  taken to have been missed in the last pass(es) it should have had, one reported long to have
+  had its extra card(s) after everyone's last card. The host cannot tell which pass a slip
+  happened in, so for one position one card off the round asks a supervisor to choose among
+  the layouts of :func:`slip_passes` (``physical_layout(..., slip=(position, pass))``).
 
 :func:`reconstruction` implements rule 5.2 (LIR 5.3): if every hand dealt (seats, including
 seats dealt to in error, and the dealer) is complete, and there are enough complete hands,
@@ -25,7 +26,7 @@ from typing import Mapping
 from .places import Place, PlaceKind, Position
 from .procedures import Group, Phase, Unit, interleave
 
-__all__ = ["UnitLayout", "physical_layout", "reconstruction", "layout_placements"]
+__all__ = ["UnitLayout", "physical_layout", "slip_passes", "reconstruction", "layout_placements"]
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,40 @@ def _unit_places(position: Position, nominal: Unit | None, count: int) -> tuple[
     return tuple(base + extra)
 
 
-def physical_layout(phase: Phase, counts: Mapping[Position, int]) -> list[UnitLayout]:
+def _slip_order(sizes: list[int], nominal: list[int], wrong: int, slip_pass: int) -> list[int]:
+    """Manual dealing order (unit per card) when unit ``wrong`` is one card short, missed in
+    pass ``slip_pass``, or one card long, given a second card straight after its card of pass
+    ``slip_pass`` (``slip_pass`` past its last pass: the extra card came after everyone's last)."""
+    order: list[int] = []
+    diff = sizes[wrong] - nominal[wrong]
+    for k in range(max(max(sizes), max(nominal))):
+        for u, size in enumerate(sizes):
+            if u != wrong:
+                if k < size:
+                    order.append(u)
+                continue
+            if k < nominal[u]:
+                if diff == -1 and k == slip_pass - 1:
+                    continue
+                order.append(u)
+                if diff == 1 and k == slip_pass - 1:
+                    order.append(u)
+            elif diff == 1 and k == slip_pass - 1:
+                order.append(u)
+    return order
+
+
+def physical_layout(
+    phase: Phase, counts: Mapping[Position, int], slip: tuple[Position, int] | None = None
+) -> list[UnitLayout]:
     """The phase's positions with the places they hold, given reported ``counts`` (positions
     not reported hold their nominal count). Seats the phase does not deal to are inserted in
-    clockwise order among the seats; the discard comes last. Units appear in dealing order."""
+    clockwise order among the seats; the discard comes last. Units appear in dealing order.
+
+    Manual device: by default a position one card short missed its last pass and one long had
+    its extra card after the last pass. ``slip=(position, pass)`` says instead in which pass
+    (1-based) that position, one card short or long, was missed or given a second card (see
+    :func:`slip_passes`)."""
     nominal_positions = {unit.position for unit in phase.units}
     extra_seats = sorted(p for p in counts if p.kind is PlaceKind.SEAT and p not in nominal_positions and counts[p] > 0)
     groups: list[Group] = []
@@ -92,7 +123,14 @@ def physical_layout(phase: Phase, counts: Mapping[Position, int]) -> list[UnitLa
         layouts.extend(sized)
         order_of.extend([] for _ in sized)
         if group.interleaved:
-            for u, _k in interleave([len(s[2]) for s in sized]):
+            sizes = [len(s[2]) for s in sized]
+            nominal_sizes = [len(s[1].places) if s[1] is not None else len(s[2]) for s in sized]
+            slipped = next((u for u, s in enumerate(sized) if slip is not None and s[0] == slip[0] and s[1] is not None), None)
+            if slip is not None and slipped is not None and abs(sizes[slipped] - nominal_sizes[slipped]) == 1:
+                sequence = _slip_order(sizes, nominal_sizes, slipped, slip[1])
+            else:
+                sequence = [u for u, _k in interleave(sizes)]
+            for u in sequence:
                 order_of[start + u].append(n)
                 n += 1
         else:
@@ -105,6 +143,22 @@ def physical_layout(phase: Phase, counts: Mapping[Position, int]) -> list[UnitLa
         layouts.append((Position.DISCARD, None, tuple(Place(PlaceKind.DISCARD, 0, k) for k in range(1, discard + 1))))
         order_of.append(list(range(n, n + discard)))
     return [UnitLayout(pos, nom, places, tuple(order)) for (pos, nom, places), order in zip(layouts, order_of)]
+
+
+def slip_passes(phase: Phase, position: Position, count: int) -> tuple[int, ...] | None:
+    """The passes in which a manual deal may have missed (``count`` one short) or doubled
+    (``count`` one long; the last value means "after the last pass") ``position``'s card, or
+    None when the position is not dealt one card per pass or its count is not one off."""
+    for group in phase.groups:
+        for unit in group.units:
+            if unit.position == position and group.interleaved and unit.places:
+                size = len(unit.places)
+                if count == size - 1:
+                    return tuple(range(1, size + 1))
+                if count == size + 1:
+                    return tuple(range(1, size + 2))
+                return None
+    return None
 
 
 def layout_placements(layout: list[UnitLayout]) -> dict[int, Place]:

@@ -237,13 +237,17 @@ class DeckIrregularity:
 @dataclass(frozen=True, kw_only=True)
 class SupervisorConfirmation:
     """A supervisor's answer to an irregularity awaiting one: ``confirmed`` applies a proposed
-    reconstruction or lets a referred round stand; otherwise the fallback decision applies."""
+    reconstruction or lets a referred round stand; otherwise the fallback decision applies.
+
+    ``candidate`` names which of a PLACEMENT_PROPOSED flag's candidates (1-based) the
+    supervisor established; it may be left out when the flag has only one."""
 
     OP: ClassVar[str] = "supervisor_confirmation"
     flag: int
     confirmed: bool
     supervisor: str
     time_ms: int = 0
+    candidate: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,6 +16,11 @@ Choices made where the rules are silent (reported to the lead):
 - "During the deal" (5.4; LIR 5.5) is while a dealing phase is open. Two declarations naming
   the same card (by place or shoe index) count once; declarations naming no card count apart.
 - Any flag that waits for a person blocks settlement.
+- Manual device (3.8), one seat one card short or long: the shoe's order cannot show which
+  pass slipped, so the flag lists the candidate placements and a supervisor confirms one (5.7
+  voids the seat) or refuses them (5.2, void); a manual deal no list can settle is void.
+- Let It Ride 3.4: the 1, 2 and $ are kept equal (a change moves all three); "no more bets"
+  is refused while a seat holds only some of them.
 """
 
 from __future__ import annotations
@@ -29,10 +34,13 @@ from typing import Any
 from .errors import (
     BadAmountError,
     BadSeatError,
+    CandidateError,
     DecisionError,
     DuplicateShoeIndexError,
+    ExposureMismatchError,
     ProcedureError,
     RoundOperationError,
+    UnequalWagersError,
     UnknownFlagError,
     UnknownWagerError,
     WagersClosedError,
@@ -55,6 +63,7 @@ from .events import (
     HandsRebuilt,
     Irregularity,
     IrregularityKind,
+    PlacementCandidate,
     RoundSettled,
     RoundVoided,
     SeatVoided,
@@ -62,7 +71,7 @@ from .events import (
     WagerAccepted,
     to_jsonable,
 )
-from .layout import layout_placements, physical_layout, reconstruction
+from .layout import UnitLayout, layout_placements, physical_layout, reconstruction, slip_passes
 from .operations import (
     ChangeWager,
     Choice,
@@ -96,6 +105,7 @@ from .procedures import (
     DealingProcedure,
     Device,
     GameRules,
+    Phase,
     XtremeMethod,
     build_procedure,
     game_rules,
@@ -140,6 +150,7 @@ class _PhaseState:
 
 
 _TCP_FAMILY = ("three-card-poker", "megalink-three-card-poker", "megalink-three-card-poker-xtreme")
+_LIR_TRIO = ("one", "two", "dollar")  # Let It Ride 3.4: three equal wagers placed together
 _DEALING_STATUSES = (RoundStatus.DEALING, RoundStatus.DEALER)
 
 
@@ -378,6 +389,13 @@ class Round:
             raise UnknownWagerError(f"seat {seat} has no {wager!r} wager to change; place it first")
         if not change and wager in held:
             raise UnknownWagerError(f"seat {seat} already has a {wager!r} wager; change it instead")
+        if not change and self.game == LET_IT_RIDE and wager in _LIR_TRIO:
+            for other in _LIR_TRIO:
+                if other in held and held[other] != amount:
+                    raise UnequalWagersError(
+                        f"seat {seat}: the {wager!r} wager of {amount} differs from its {other!r} wager of "
+                        f"{held[other]}; the 1, 2 and $ are three equal wagers placed together (3.4)"
+                    )
 
     def _verify_place_wager(self, op: PlaceWager) -> None:
         self._verify_wager(op.seat, op.wager, op.amount, change=False)
@@ -390,13 +408,19 @@ class Round:
         events.append(WagerAccepted(op.seat, op.wager, op.amount))
 
     def _do_change_wager(self, op: ChangeWager, events: list[Event]) -> None:
-        if op.amount == 0:
-            del self.wagers[op.seat][op.wager]
-            if not self.wagers[op.seat]:
-                del self.wagers[op.seat]
-        else:
-            self.wagers[op.seat][op.wager] = op.amount
-        events.append(WagerAccepted(op.seat, op.wager, op.amount))
+        names: tuple[str, ...] = (op.wager,)
+        if self.game == LET_IT_RIDE and op.wager in _LIR_TRIO:
+            # 3.4: the 1, 2 and $ are three equal wagers placed together, so changing (or
+            # withdrawing) one changes them all; they can never be left unequal.
+            names = (op.wager,) + tuple(w for w in _LIR_TRIO if w != op.wager and w in self.wagers[op.seat])
+        for name in names:
+            if op.amount == 0:
+                del self.wagers[op.seat][name]
+            else:
+                self.wagers[op.seat][name] = op.amount
+            events.append(WagerAccepted(op.seat, name, op.amount))
+        if not self.wagers[op.seat]:
+            del self.wagers[op.seat]
 
     def _verify_progressive_selection(self, op: ProgressiveSelection) -> None:
         if self.game != LET_IT_RIDE:
@@ -416,11 +440,22 @@ class Round:
             raise WrongStateError("'no more bets' was already announced")
         if not self.active_seats():
             raise ProcedureError("no seat holds a wager that takes part (3.4); nothing to deal")
+        if self.game == LET_IT_RIDE:
+            for seat, held in sorted(self.wagers.items()):
+                placed = [w for w in _LIR_TRIO if w in held]
+                missing = [w for w in _LIR_TRIO if w not in held]
+                if placed and missing:
+                    raise UnequalWagersError(
+                        f"seat {seat} holds {', '.join(repr(w) for w in placed)} but no {missing[0]!r} wager; "
+                        "the 1, 2 and $ are three equal wagers placed together (3.4)"
+                    )
 
     def _do_no_more_bets(self, op: NoMoreBets, events: list[Event]) -> None:
         self._close_bets(events)
 
     def _close_bets(self, events: list[Event]) -> None:
+        if self.game == LET_IT_RIDE:
+            self._return_partial_trios(events)
         seats = self.active_seats()
         self.procedure = build_procedure(self.game, self.device, seats, self.method) if seats else None
         self._phases = [_PhaseState() for _ in (self.procedure.phases if self.procedure else ())]
@@ -429,6 +464,27 @@ class Round:
         self.status = RoundStatus.DEALING
         expected = len(self.procedure.places) if self.procedure else 0
         events.append(BetsClosed(seats, expected))
+
+    def _return_partial_trios(self, events: list[Event]) -> None:
+        """Let It Ride 3.4 when the first card closes betting (NoMoreBets refuses this): a seat
+        holding only some of the 1, 2 and $ has no valid wager, so those are returned before the
+        deal (the seat is not dealt to) and the return is flagged for the record."""
+        for seat, held in sorted(self.wagers.items()):
+            placed = [w for w in _LIR_TRIO if w in held]
+            if not placed or len(placed) == len(_LIR_TRIO):
+                continue
+            amounts = ", ".join(f"{w!r} {held[w]}" for w in placed)
+            for w in placed:
+                del held[w]
+                events.append(WagerAccepted(seat, w, 0))
+            if not held:
+                del self.wagers[seat]
+            self._flag(Irregularity(
+                0, IrregularityKind.NOT_COVERED, ("3.4",),
+                f"the first card closed betting while seat {seat} held only {amounts}; the 1, 2 and $ are three "
+                "equal wagers placed together, so these were returned and the seat is not dealt to",
+                DecisionKind.ACKNOWLEDGED, "host", None, resolved_by="host",
+            ), events)
 
     # ---- cards ---------------------------------------------------------------------------
 
@@ -503,7 +559,9 @@ class Round:
             f"phase {ph.name}: {dealt} card(s) dealt, the procedure deals {expected}; "
             "waiting for the table to report which position holds the wrong count"
         )
-        if state.flag is not None and self._flags[state.flag - 1].decision in (DecisionKind.PENDING, DecisionKind.RECONSTRUCTION_PROPOSED):
+        if state.flag is not None and self._flags[state.flag - 1].decision in (
+            DecisionKind.PENDING, DecisionKind.RECONSTRUCTION_PROPOSED, DecisionKind.PLACEMENT_PROPOSED,
+        ):
             old = self._flags[state.flag - 1]
             self._update_flag(replace(old, detail=detail, evidence=old.evidence + evidence), events)
             self._try_resolve_count(old.id, events)
@@ -592,6 +650,14 @@ class Round:
             raise RoundOperationError(f"shoe index {op.shoe_index} is not a card of round {self.round_id}")
         if op.place is not None and op.place not in self.placements.values():
             raise RoundOperationError(f"no card has been placed at {op.place.label()}")
+        if op.place is not None and op.shoe_index is not None:
+            at = self.placements.get(op.shoe_index)
+            if at != op.place:
+                where = at.label() if at is not None else "no place (a card not due)"
+                raise ExposureMismatchError(
+                    f"exposure names shoe index {op.shoe_index} and {op.place.label()}, but shoe index "
+                    f"{op.shoe_index} is at {where}; declare the card by one of them"
+                )
 
     def _do_exposure_declared(self, op: ExposureDeclared, events: list[Event]) -> None:
         place = op.place
@@ -613,15 +679,28 @@ class Round:
         during_count = sum(1 for e in self.exposures if e.counted and e.during_deal)
         if during and during_count >= 2:
             # 5.4 (LIR 5.5): two or more exposed during the deal void the round; an earlier single
-            # exposure's referral is decided by the same rule.
+            # exposure's referral is decided by the same rule, and its record says so.
+            void_id = len(self._flags) + 1
+            rule_text = ", ".join(self.rules.exposure)
             for f in self._flags:
                 if f.kind is IrregularityKind.EXPOSURE and f.open:
-                    self._update_flag(replace(f, decision=DecisionKind.VOID_ROUND, rules=self.rules.exposure, resolved_by="host"), events, resolved=True)
+                    superseded = (
+                        f"a single card exposed during the deal, superseded by #{void_id}: a further exposure "
+                        f"during the deal voids the round ({rule_text})"
+                    )
+                    self._update_flag(replace(f, decision=DecisionKind.VOID_ROUND, rules=self.rules.exposure, detail=superseded,
+                                              fallback=None, resolved_by="host"), events, resolved=True)
+            # The decision rests on every card exposed during the deal, so all are its evidence.
+            indices = list(dict.fromkeys(e.shoe_index for e in self.exposures if e.counted and e.during_deal and e.shoe_index is not None))
+            all_evidence = tuple(self._card_evidence(k) for k in indices)
+            unnamed = sum(1 for e in self.exposures if e.counted and e.during_deal and e.shoe_index is None)
+            detail = f"{during_count} cards exposed during the deal (last declared by {op.source.value})"
+            if unnamed:
+                detail += f"; {unnamed} declaration(s) named no card"
             self._flag(
                 Irregularity(
-                    0, IrregularityKind.EXPOSURES_DURING_DEAL, self.rules.exposure,
-                    f"{during_count} cards exposed during the deal (declared by {op.source.value})",
-                    DecisionKind.VOID_ROUND, "table" if op.source.value == "table" else "shoe", None, evidence, time_ms=op.time_ms,
+                    0, IrregularityKind.EXPOSURES_DURING_DEAL, self.rules.exposure, detail + "; the round is void",
+                    DecisionKind.VOID_ROUND, "table" if op.source.value == "table" else "shoe", None, all_evidence, time_ms=op.time_ms,
                 ),
                 events,
             )
@@ -750,7 +829,7 @@ class Round:
         flag = self._get_flag(op.flag)
         if flag.kind not in (IrregularityKind.CARD_NOT_DUE, IrregularityKind.TOO_FEW_CARDS) or flag.phase is None:
             raise UnknownFlagError(f"irregularity {op.flag} is not about a card count")
-        if flag.decision not in (DecisionKind.PENDING, DecisionKind.RECONSTRUCTION_PROPOSED):
+        if flag.decision not in (DecisionKind.PENDING, DecisionKind.RECONSTRUCTION_PROPOSED, DecisionKind.PLACEMENT_PROPOSED):
             raise WrongStateError(f"irregularity {op.flag} is already decided ({flag.decision.value})")
         if not isinstance(op.count, int) or isinstance(op.count, bool) or not 0 <= op.count <= 52:
             raise BadAmountError(f"count must be 0..52, got {op.count!r}")
@@ -790,7 +869,7 @@ class Round:
             self._apply_placements(nominal, flag_id, events)
             self.placements = {k: p for k, p in self.placements.items() if k in nominal or k not in state.indices}
             self.not_due = sorted(set(self.not_due) | {idx for idx in state.indices if idx not in nominal})
-            self._update_flag(replace(flag, decision=DecisionKind.PENDING, proposal=(), fallback=None, wrong=(), detail=(
+            self._update_flag(replace(flag, decision=DecisionKind.PENDING, proposal=(), fallback=None, wrong=(), candidates=(), detail=(
                 f"phase {phase.name}: {len(state.indices)} card(s) dealt; the counts reported so far account "
                 f"for {total}; waiting for further counts"
             )), events)
@@ -826,7 +905,36 @@ class Round:
         else:  # only cards straight to the discard: every hand is right
             decision, rules = DecisionKind.REFERRED, self.rules.referral or self.rules.reconstruction
             detail = "card(s) drawn in error went to the discard; every hand holds its cards; referred to the shift manager"
-        flag = replace(flag, wrong=tuple(u.position for u in wrong))
+        flag = replace(flag, wrong=tuple(u.position for u in wrong), candidates=())
+        if proposal_by_order is None and decision is DecisionKind.VOID_SEAT and self.device is Device.MANUAL:
+            # 3.8: one card per position per pass. The shoe's order cannot show in which pass a
+            # position was missed (or doubled), and every card after the slip lies elsewhere
+            # depending on it, so the other hands are not known: a supervisor decides.
+            passes = slip_passes(phase, wrong[0].position, wrong[0].count) if len(wrong) == 1 else None
+            if passes is not None:
+                cands = self._slip_candidates(phase, state.indices, counts, wrong[0].position, wrong[0].count, passes)
+                label = wrong[0].position.label()
+                how = "missed in" if wrong[0].count < len(wrong[0].nominal.places if wrong[0].nominal else ()) else "given an extra card in"
+                if len(cands) == 1:
+                    ask = (f"the other hands are the same whichever pass; a supervisor confirms the void of {label}'s hand "
+                           f"({', '.join(self.rules.seat_count)})")
+                else:
+                    ask = (f"{len(cands)} candidate placements, by the pass {label} was {how}; a supervisor confirms the one "
+                           f"seen at the table (then {label}'s hand is void, {', '.join(self.rules.seat_count)}) or refuses "
+                           f"them (the round is void, {', '.join(self.rules.reconstruction)})")
+                new = replace(
+                    flag, decision=DecisionKind.PLACEMENT_PROPOSED, rules=self.rules.seat_count + self.rules.reconstruction,
+                    detail=(f"manual deal: {label} holds {wrong[0].count} card(s), the procedure deals "
+                            f"{len(wrong[0].nominal.places) if wrong[0].nominal else 0}; the shoe's order cannot show in which "
+                            f"pass, so where the other hands' cards lie is not known: {ask}"),
+                    proposal=(), fallback=DecisionKind.VOID_ROUND, void_seats=seats, candidates=cands, resolved_by=None,
+                )
+                self._update_flag(new, events)
+                return
+            decision, rules = DecisionKind.VOID_ROUND, self.rules.seat_count + self.rules.reconstruction
+            detail = (f"manual deal: wrong number of cards at seat(s) {', '.join(map(str, seats))}; the shoe's order cannot "
+                      "show where the other hands' cards lie, so the deal cannot be shown; the round is void")
+            seats = ()
         if proposal_by_order is not None:
             proposal = tuple(sorted((state.indices[k], place) for k, place in proposal_by_order.items()))
             moved = ", ".join(f"{self._position_of(physical, idx)}->{p.label()}" for idx, p in proposal if physical[idx] != p)
@@ -844,6 +952,41 @@ class Round:
                       resolved_by=None if decision is DecisionKind.REFERRED else "host")
         self._update_flag(new, events, resolved=not new.open)
         self._apply_decision(new, events)
+
+    def _slip_candidates(
+        self, phase: Phase, indices: list[int], counts: dict[Position, int], position: Position, count: int,
+        passes: tuple[int, ...],
+    ) -> tuple[PlacementCandidate, ...]:
+        """The placements of a manual phase for each pass in which ``position`` may have been
+        missed or doubled; one candidate when the other hands are the same whichever pass."""
+        found: list[tuple[int, dict[int, Place], list[UnitLayout]]] = []
+        for p in passes:
+            layout = physical_layout(phase, counts, (position, p))
+            placed = {indices[k]: place for k, place in layout_placements(layout).items()}
+            if all(placed != other for _, other, _ in found):
+                found.append((p, placed, layout))
+
+        def others(placed: dict[int, Place]) -> dict[int, Place]:
+            return {k: pl for k, pl in placed.items() if pl.position != position}
+
+        if all(others(placed) == others(found[0][1]) for _, placed, _ in found):
+            found = [found[-1]]
+        size = next(len(u.places) for u in phase.units if u.position == position)
+        short = count < size
+        out: list[PlacementCandidate] = []
+        for number, (p, placed, layout) in enumerate(found, start=1):
+            hands = tuple(
+                (u.position, tuple(indices[k] for k in u.order)) for u in layout if u.count
+            )
+            if short:
+                what = f"{position.label()} missed in pass {p}"
+            elif p > size:
+                what = f"{position.label()} given an extra card after the last pass"
+            else:
+                what = f"{position.label()} given two cards in pass {p}"
+            shown = "; ".join(f"{pos.label()} #{', #'.join(map(str, idx))}" for pos, idx in hands)
+            out.append(PlacementCandidate(number, position, p, tuple(sorted(placed.items())), hands, f"{what}: {shown}"))
+        return tuple(out)
 
     @staticmethod
     def _position_of(placements: dict[int, Place], index: int) -> str:
@@ -876,13 +1019,38 @@ class Round:
 
     def _verify_supervisor_confirmation(self, op: SupervisorConfirmation) -> None:
         flag = self._get_flag(op.flag)
-        if flag.decision not in (DecisionKind.RECONSTRUCTION_PROPOSED, DecisionKind.REFERRED):
+        if flag.decision not in (DecisionKind.RECONSTRUCTION_PROPOSED, DecisionKind.REFERRED, DecisionKind.PLACEMENT_PROPOSED):
             raise WrongStateError(f"irregularity {op.flag} is not waiting for a supervisor ({flag.decision.value})")
         if not op.supervisor:
             raise RoundOperationError("a confirmation must name the supervisor")
+        if op.candidate is not None:
+            if not flag.candidates:
+                raise CandidateError(f"irregularity {op.flag} offers no candidate placements; confirm it without one")
+            if isinstance(op.candidate, bool) or not isinstance(op.candidate, int) or not 1 <= op.candidate <= len(flag.candidates):
+                raise CandidateError(f"candidate must be 1..{len(flag.candidates)} for irregularity {op.flag}, got {op.candidate!r}")
+        elif op.confirmed and len(flag.candidates) > 1:
+            raise CandidateError(
+                f"irregularity {op.flag} offers {len(flag.candidates)} candidate placements; name the one confirmed "
+                f"(candidate 1..{len(flag.candidates)}) or refuse them all"
+            )
 
     def _do_supervisor_confirmation(self, op: SupervisorConfirmation, events: list[Event]) -> None:
         flag = self._flags[op.flag - 1]
+        if flag.decision is DecisionKind.PLACEMENT_PROPOSED:
+            if op.confirmed:
+                cand = flag.candidates[(op.candidate or 1) - 1]
+                self._apply_placements(dict(cand.placements), flag.id, events)
+                labels = ", ".join(f"seat {n}" for n in flag.void_seats)
+                new = replace(flag, decision=DecisionKind.VOID_SEAT, rules=self.rules.seat_count, resolved_by=op.supervisor,
+                              detail=(f"manual deal, candidate {cand.number} confirmed by {op.supervisor} ({cand.description}); "
+                                      f"wrong number of cards at {labels}: that hand is void and its wagers returned"))
+            else:
+                new = replace(flag, decision=DecisionKind.VOID_ROUND, rules=self.rules.reconstruction, resolved_by=op.supervisor,
+                              detail=(f"manual deal: no placement of the cards could be established (refused by {op.supervisor}); "
+                                      "the deal cannot be shown, the round is void"))
+            self._update_flag(new, events, resolved=True)
+            self._apply_decision(new, events)
+            return
         if flag.decision is DecisionKind.RECONSTRUCTION_PROPOSED:
             if op.confirmed:
                 self._apply_placements(dict(flag.proposal), flag.id, events)

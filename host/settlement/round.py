@@ -37,6 +37,9 @@ FORMAT = "cardshoe.round/1"
 MAX_SEAT = 7
 
 
+_LET_IT_RIDE = "megalink-let-it-ride"
+
+
 class IrregularityKind(str, Enum):
     """What went wrong, as the table reports it; the game's document decides the effect."""
 
@@ -314,6 +317,14 @@ def _parse_irregularity(data: Any, field: str, game: Game, known: set[int]) -> I
     }.get(kind, kind.value)
     if rule_key not in game.rules:
         raise RoundError(f"{field}.kind", f"{game.title} has no {kind.value!r} (no such hand or cards in this game)")
+    if kind is IrregularityKind.PLAYER_CARD_COUNT and game.id == _LET_IT_RIDE:
+        # Reading 35/42: LIR has no per-player count rule (no 5.7); its 5.3 covers any deal
+        # "dealt incorrectly", so a wrong count at one betting area voids the whole round.
+        raise RoundError(
+            f"{field}.kind",
+            f"{game.title} has no rule for a wrong number of cards at one betting area; the deal was dealt "
+            f"incorrectly and the round is void under {game.rule('misdeal')}: report a 'misdeal'",
+        )
     seats = _seat_numbers(raw.get("seats", []), f"{field}.seats", known)
     withdrawn = _seat_numbers(raw.get("withdrawn_seats", []), f"{field}.withdrawn_seats", known)
     effect = raw.get("effect")
@@ -641,10 +652,14 @@ def _check_round(rnd: Round) -> None:
         _check_progressive(rnd, seat, field)
         settles = not void and seat.seat not in returned
         if settles and len(seat.cards) != game.player_cards:
+            remedy = (
+                f"a misdeal, which voids the round ({game.rule('misdeal')})" if game.id == _LET_IT_RIDE
+                else "a player_card_count irregularity"
+            )
             raise RoundError(
                 f"{field}.cards",
                 f"seat {seat.seat} has {len(seat.cards)} cards, {game.title} deals {game.player_cards} "
-                f"(report a player_card_count irregularity if that is what happened)",
+                f"(report {remedy} if that is what happened)",
             )
 
     settling = [s for s in rnd.seats if s.seat not in returned]

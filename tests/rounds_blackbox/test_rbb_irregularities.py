@@ -402,10 +402,6 @@ def test_two_exposures_during_deal_void_round(game: str) -> None:
     all_flags_cite_rules(r)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="5.4 flag's evidence holds only the second exposed card; the first is on the superseded 6.1 flag",
-)
 def test_void_flag_for_two_exposures_carries_both_cards_as_evidence() -> None:
     """Issue 5: every flag carries its evidence; 5.4's decision rests on both exposed cards."""
     r = started(TCP)
@@ -613,11 +609,6 @@ def test_unread_card_is_placed_without_a_code() -> None:
 # --------------------------------------------------------------------------- ambiguity, refusals
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="manual deal, seat short: the count cannot say which pass was skipped, yet the host "
-    "resolves at once assuming the last pass, so every later hand (the dealer's too) may be wrong",
-)
 @pytest.mark.parametrize("game", [TCP, SSP])
 def test_manual_seat_short_does_not_guess_which_pass(game: str) -> None:
     """TCP/SSP 3.8 deal one card per position per pass. With seats 2, 5, 7 and seat 7 one
@@ -776,10 +767,6 @@ def test_xtreme_c_security_or_burn_exposed_counts(index: int, what: str) -> None
     assert r.void is not None and r.void.rules == ("5.4",)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an exposure naming both a place and a shoe index that disagree is accepted as is",
-)
 def test_exposure_with_contradicting_place_and_index_refused() -> None:
     """Bad input gets a clear error: shoe index 1 is seat 2 card 1, not seat 5 card 1."""
     from cardshoe.rounds import RoundOperationError
@@ -792,11 +779,6 @@ def test_exposure_with_contradicting_place_and_index_refused() -> None:
     assert r.snapshot() == snap
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the superseded single-exposure flag keeps its 'referred to the shift manager' text "
-    "after it is re-decided as a 5.4 void, and the round file's note repeats it",
-)
 def test_superseded_exposure_flag_text_matches_its_decision() -> None:
     r = started(TCP)
     deal(r, 1, 5)
@@ -842,11 +824,6 @@ def test_pair_plus_only_seat_has_no_play_decision() -> None:
             r.do(Decision(seat=1, choice=c))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LIR 3.4 unequal 1/2/$ wagers pass through bets, deal and settle; the exported round "
-    "is then refused by cardshoe.settlement (seats[0].wagers.two ... must be equal (3.4))",
-)
 def test_let_it_ride_unequal_wagers_do_not_reach_settlement_unchecked() -> None:
     """LIR 3.4: three *equal* wagers. The round must refuse the inequality before the deal
     (a wager or "no more bets" refused, naming 3.4), or else export a round the settler takes."""

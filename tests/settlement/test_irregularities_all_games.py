@@ -66,7 +66,7 @@ def test_void_rounds(game_id: str, kind: str) -> None:
     assert all(w.outcome is Outcome.VOID and w.paid == w.stake for seat in s.seats for w in seat.wagers)
 
 
-@pytest.mark.parametrize("game_id", list(GAMES))
+@pytest.mark.parametrize("game_id", [g for g in GAMES if g != LIR])
 def test_hand_removed_and_withdrawals(game_id: str) -> None:
     data = base_round(game_id, irregularities=[
         {"kind": "player_card_count", "seats": [1]},
@@ -78,6 +78,22 @@ def test_hand_removed_and_withdrawals(game_id: str) -> None:
     assert {w.rules for w in s.seat(3).wagers} == {(GAMES[game_id]["confidentiality"],)}
     assert all(w.outcome is Outcome.RETURNED for n in (1, 3) for w in s.seat(n).wagers)
     assert all(w.outcome is not Outcome.RETURNED or w.wager in ("one", "two") for w in s.seat(5).wagers)
+
+
+def test_lir_wrong_count_at_one_area_is_refused_as_a_player_count() -> None:
+    """Readings 35/42: LIR has no per-player count rule; 5.3 voids a deal dealt incorrectly,
+    so a player_card_count is refused (naming the field) and a misdeal voids the round."""
+    from cardshoe.settlement import RoundError
+
+    data = base_round(LIR, irregularities=[{"kind": "player_card_count", "seats": [1]}])
+    data["seats"][0]["cards"] = data["seats"][0]["cards"][:-1]
+    with pytest.raises(RoundError) as info:
+        run(data)
+    assert info.value.field == "irregularities[0].kind" and "5.3" in str(info.value)
+    data["irregularities"] = [{"kind": "misdeal"}]
+    s = run(data)
+    assert s.void is not None and s.void[0] == ("5.3",)
+    assert all(w.outcome is Outcome.VOID and w.paid == w.stake for seat in s.seats for w in seat.wagers)
 
 
 @pytest.mark.parametrize("game_id", list(GAMES))
