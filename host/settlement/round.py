@@ -651,7 +651,10 @@ def _check_round(rnd: Round) -> None:
             rnd.limit(name)  # raises naming limits.<wager> when missing
         _check_progressive(rnd, seat, field)
         settles = not void and seat.seat not in returned
-        if settles and len(seat.cards) != game.player_cards:
+        # A seat with no base wager is not dealt to (3.7/3.8 "a position containing a wager"):
+        # its progressive goes back under 5.12.2, so it may hold no cards.
+        undealt = not seat.cards and not any(w in seat.wagers for w in game.base_wagers)
+        if settles and not undealt and len(seat.cards) != game.player_cards:
             remedy = (
                 f"a misdeal, which voids the round ({game.rule('misdeal')})" if game.id == _LET_IT_RIDE
                 else "a player_card_count irregularity"

@@ -72,6 +72,10 @@ def _returned_seats(rnd: Round) -> dict[int, tuple[tuple[str, ...], str]]:
                 add(n, game.rule("not_covered"), irr.note or "Gaming Shift Manager's decision")
     decision = game.decision
     for seat in rnd.seats:
+        if not seat.cards and _base_wager_missing(rnd, seat):
+            # Not dealt to (a position "containing a wager" is a base wager, 3.7/3.8): the lone
+            # progressive wager is invalid and returned.
+            add(seat.seat, game.rule("progressive_without_base"), "no base wager: not dealt to, progressive invalid")
         if seat.absent and decision is not None and decision.on in seat.wagers:
             add(seat.seat, game.rule("absent"), "player not present for the decision: hand invalid")
     return out

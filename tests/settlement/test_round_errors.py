@@ -182,3 +182,20 @@ def test_a_discarded_card_is_accepted_for_audit_and_checked_for_duplicates() -> 
     data["out_of_play"] = [{"card": "As", "role": "discard"}]  # As is seat 1's card
     with pytest.raises(RoundError):
         parse_round(data)
+
+
+def test_a_progressive_only_seat_is_not_dealt_to_and_its_wager_returned_5_12_2() -> None:
+    # 3.7: only positions with a (base) wager are dealt to; the lone progressive is returned (5.12.2).
+    from settlement_helpers import run
+
+    data = good()
+    data["seats"].append({"seat": 5, "wagers": {"progressive": 500}, "cards": []})
+    settlement = run(data)
+    (wager,) = settlement.seat(5).wagers
+    assert (wager.wager, wager.outcome.value, wager.paid, wager.net) == ("progressive", "returned", 500, 0)
+    assert "5.12.2" in wager.rules
+    data["seats"][-1]["wagers"] = {"ante": 1000}  # a base wager with no cards is still an error
+    data["seats"][-1]["decisions"] = {"ante": "fold"}
+    with pytest.raises(RoundError) as err:
+        parse_round(data)
+    assert err.value.field == "seats[2].cards"

@@ -1,0 +1,379 @@
+"""The table's local HTTP API (FastAPI; OpenAPI at /openapi.json, docs at /docs).
+
+The table controller opens rounds, takes wagers until "no more bets", enters decisions,
+exposures, counts and supervisor confirmations, sets the jackpot pool, and follows the
+table on a server-sent event stream. Every request and the stream need the table's
+bearer token: the stream carries card values that are secret until exposed.
+
+Handlers only translate HTTP to calls of `TableControl` / `Daemon` and back; they never
+touch the serial port or write to SQLite. A refused input answers 4xx with
+`{"detail": {"field", "message", "error", "rule"?}}`; nothing accepted before is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from typing import Annotated, Any, AsyncIterator, Callable, Literal
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from cardshoe import rounds
+from cardshoe.cards import CardError, parse_card
+from cardshoe.daemon.bus import Published, sse_format, streamable
+from cardshoe.daemon.control import Done, Refused, TableControl
+from cardshoe.daemon.daemon import Daemon
+from cardshoe.daemon.service import ServiceFailed
+from cardshoe.journal import JournalReader
+from cardshoe.protocol.messages import ManifestEntry
+
+# -- request bodies -------------------------------------------------------------------
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+class WagerIn(BaseModel):
+    model_config = _STRICT
+    seat: int = Field(ge=1, le=7, description="playing position, 1..7 from the dealer's left")
+    wager: str = Field(description="wager name: ante, play, pair_plus, six_card_bonus, progressive, bet, one, two, dollar")
+    amount: int = Field(ge=0, description="minor units; 0 withdraws (change only)")
+
+
+class AmountIn(BaseModel):
+    model_config = _STRICT
+    amount: int = Field(ge=0, description="minor units; 0 withdraws")
+
+
+class ProgressiveIn(BaseModel):
+    model_config = _STRICT
+    magic_card: str | None = Field(None, description='Let It Ride Magic Card, e.g. "As"')
+    lucky_seat: int | None = Field(None, ge=1, le=7)
+    draw: bool = Field(False, description="draw both with a cryptographic source (when configured)")
+
+
+class DecisionIn(BaseModel):
+    model_config = _STRICT
+    seat: int = Field(ge=1, le=7)
+    choice: str = Field(description="play, fold, bet, pull_1, ride_1, pull_2, ride_2, decline_comparison")
+
+
+class SeatIn(BaseModel):
+    model_config = _STRICT
+    seat: int = Field(ge=1, le=7)
+
+
+class PlaceIn(BaseModel):
+    model_config = _STRICT
+    kind: Literal["seat", "dealer", "community", "burn", "security", "discard"]
+    seat: int = Field(0, ge=0, le=7)
+    number: int = Field(ge=1)
+
+
+class ExposureIn(BaseModel):
+    model_config = _STRICT
+    place: PlaceIn | None = None
+    shoe_index: int | None = Field(None, ge=1)
+
+
+class PositionIn(BaseModel):
+    model_config = _STRICT
+    kind: Literal["seat", "dealer", "community", "discard"]
+    seat: int = Field(0, ge=0, le=7)
+
+
+class CountIn(BaseModel):
+    model_config = _STRICT
+    flag: int = Field(ge=1)
+    position: PositionIn
+    count: int = Field(ge=0, le=60)
+    reporter: str = Field(min_length=1, max_length=80)
+
+
+class ConfirmIn(BaseModel):
+    model_config = _STRICT
+    flag: int = Field(ge=1)
+    confirmed: bool
+    supervisor: str = Field(min_length=1, max_length=80)
+
+
+class VoidIn(BaseModel):
+    model_config = _STRICT
+    rule: str = Field(min_length=1, max_length=20)
+    reason: str = Field(min_length=1, max_length=200)
+    by: str = Field(min_length=1, max_length=80)
+
+
+class SettleIn(BaseModel):
+    model_config = _STRICT
+    jackpot_pool: int | None = Field(None, ge=0, description="minor units; default: the pool last set")
+
+
+class ManifestCardIn(BaseModel):
+    model_config = _STRICT
+    card: str = Field(description='card text, e.g. "Td"')
+    uid: str = Field(pattern=r"^([0-9a-fA-F]{8}|[0-9a-fA-F]{14}|[0-9a-fA-F]{20})$", description="tag UID, hex")
+
+
+class LoadShoeIn(BaseModel):
+    model_config = _STRICT
+    deck_id: int = Field(ge=0, le=0xFFFFFFFF)
+    shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF, description="shoe serial; default the shoe on the link")
+    manifest: list[ManifestCardIn] | None = Field(None, description="RFID decks: 52 cards and UIDs; omit for barcode decks")
+
+
+class ClearIn(BaseModel):
+    model_config = _STRICT
+    integrity_mask: int = Field(ge=0, le=0xFFFF)
+    fault_mask: int = Field(ge=0, le=0xFFFF)
+    shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF)
+
+
+_BEARER = HTTPBearer(auto_error=False, description="the table's token")
+
+
+def _done(done: Done) -> dict[str, Any]:
+    out: dict[str, Any] = {"round_id": done.round_id, "events": done.events}
+    if done.settlement is not None:
+        out["settlement"] = done.settlement
+    return out
+
+
+def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lambda: False) -> FastAPI:
+    """The API app for a started `daemon`, guarded by `token`.
+
+    `stopping()` turns true when the server is shutting down; open event streams then end
+    within a second, so a graceful stop does not wait on them."""
+    if len(token) < 16:
+        raise ValueError("token: at least 16 characters")
+    app = FastAPI(
+        title="cardshoe table API",
+        version="1",
+        description="The table controller's interface to the cardshoe daemon: rounds, wagers, decisions, "
+                    "irregularities, settlement, and the event stream. Every call needs the table's bearer token.",
+    )
+    def authorised(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]) -> None:
+        if creds is None or not hmac.compare_digest(creds.credentials.encode(), token.encode()):
+            raise HTTPException(401, {"field": "Authorization", "message": "the table's bearer token is required",
+                                      "error": "Unauthorized"}, headers={"WWW-Authenticate": "Bearer"})
+
+    auth = [Depends(authorised)]
+
+    def control() -> TableControl:
+        if daemon.control is None:
+            raise HTTPException(503, {"field": "daemon", "message": "not started", "error": "NotReady"})
+        return daemon.control
+
+    @app.exception_handler(Refused)
+    async def refused(_: Request, exc: Refused) -> JSONResponse:
+        return JSONResponse({"detail": exc.to_json()}, status_code=exc.status)
+
+    @app.exception_handler(ServiceFailed)
+    async def failed(_: Request, exc: ServiceFailed) -> JSONResponse:
+        return JSONResponse({"detail": {"field": "journal", "message": str(exc), "error": "ServiceFailed"}},
+                            status_code=503)
+
+    @app.get("/status", dependencies=auth, tags=["table"])
+    def status() -> dict[str, Any]:
+        """The daemon: link state, counters (rejected frames by reason), round in play."""
+        result: dict[str, Any] = daemon.status()
+        return result
+
+    @app.post("/rounds", dependencies=auth, tags=["round"], status_code=201)
+    def open_round() -> dict[str, Any]:
+        """Open the next round ("Place your bets, please")."""
+        return _done(control().open_round())
+
+    @app.get("/rounds/{round_id}", dependencies=auth, tags=["round"])
+    def get_round(round_id: str) -> dict[str, Any]:
+        """The round's state: wagers, cards by place, hands, flags, decisions, settlement."""
+        snapshot: dict[str, Any] = control().round_snapshot(round_id)
+        return snapshot
+
+    @app.get("/rounds/{round_id}/export", dependencies=auth, tags=["round"])
+    def export_round(round_id: str) -> dict[str, Any]:
+        """The round in the round-file format of `cardshoe settle` (docs/round-format.md)."""
+        exported: dict[str, Any] = control().round_export(round_id)
+        return exported
+
+    @app.post("/rounds/{round_id}/wagers", dependencies=auth, tags=["round"])
+    def place_wager(round_id: str, body: WagerIn) -> dict[str, Any]:
+        """Place a wager before "no more bets"."""
+        return _done(control().place_wager(round_id, body.seat, body.wager, body.amount))
+
+    @app.put("/rounds/{round_id}/wagers/{seat}/{wager}", dependencies=auth, tags=["round"])
+    def change_wager(round_id: str, seat: int, wager: str, body: AmountIn) -> dict[str, Any]:
+        """Change (0 withdraws) a wager; refused after "no more bets" (rules 5.5-5.6)."""
+        return _done(control().change_wager(round_id, seat, wager, body.amount))
+
+    @app.post("/rounds/{round_id}/progressive", dependencies=auth, tags=["round"])
+    def progressive(round_id: str, body: ProgressiveIn) -> dict[str, Any]:
+        """Let It Ride Magic Card and Lucky Player, given or drawn; journaled before the first card."""
+        ctl = control()
+        if body.draw:
+            if body.magic_card is not None or body.lucky_seat is not None:
+                raise Refused(422, "draw", "either draw or give magic_card/lucky_seat, not both", "ValueError")
+            return _done(ctl.draw_progressive(round_id, daemon.config.seats))
+        magic = None
+        if body.magic_card is not None:
+            try:
+                magic = parse_card(body.magic_card)
+            except CardError as exc:
+                raise Refused(422, "magic_card", str(exc), "CardError") from None
+        return _done(ctl.progressive_selection(round_id, magic, body.lucky_seat))
+
+    @app.post("/rounds/{round_id}/no-more-bets", dependencies=auth, tags=["round"])
+    def no_more_bets(round_id: str) -> dict[str, Any]:
+        """"No more bets": wagers close, the active seats fix the dealing procedure."""
+        return _done(control().no_more_bets(round_id))
+
+    @app.post("/rounds/{round_id}/deal-complete", dependencies=auth, tags=["round"])
+    def deal_complete(round_id: str) -> dict[str, Any]:
+        """The deal-complete count point from the table (instead of the shoe's key)."""
+        return _done(control().deal_complete(round_id))
+
+    @app.post("/rounds/{round_id}/decisions", dependencies=auth, tags=["round"])
+    def decision(round_id: str, body: DecisionIn) -> dict[str, Any]:
+        """A player's decision."""
+        return _done(control().decision(round_id, body.seat, body.choice))
+
+    @app.post("/rounds/{round_id}/absent", dependencies=auth, tags=["round"])
+    def absent(round_id: str, body: SeatIn) -> dict[str, Any]:
+        """The player of a seat is absent for the decision (rule 5.11)."""
+        return _done(control().player_absent(round_id, body.seat))
+
+    @app.post("/rounds/{round_id}/exposures", dependencies=auth, tags=["irregularities"])
+    def exposure(round_id: str, body: ExposureIn) -> dict[str, Any]:
+        """An exposed card seen at the table (5.4: two or more in the deal void the round; one: 6.1)."""
+        place = None
+        if body.place is not None:
+            try:
+                place = rounds.Place(rounds.PlaceKind(body.place.kind), body.place.seat, body.place.number)
+            except ValueError as exc:
+                raise Refused(422, "place", str(exc), "ValueError") from None
+        return _done(control().exposure(round_id, place, body.shoe_index))
+
+    @app.post("/rounds/{round_id}/counts", dependencies=auth, tags=["irregularities"])
+    def count(round_id: str, body: CountIn) -> dict[str, Any]:
+        """A person's count of a position's cards for an open count flag (5.2, 5.3, 5.7)."""
+        try:
+            position = rounds.Position(rounds.PlaceKind(body.position.kind), body.position.seat)
+        except ValueError as exc:
+            raise Refused(422, "position", str(exc), "ValueError") from None
+        return _done(control().hand_count(round_id, body.flag, position, body.count, body.reporter))
+
+    @app.post("/rounds/{round_id}/confirmations", dependencies=auth, tags=["irregularities"])
+    def confirm(round_id: str, body: ConfirmIn) -> dict[str, Any]:
+        """A supervisor confirms (or rejects) a proposed reconstruction or a referral."""
+        return _done(control().confirm(round_id, body.flag, body.confirmed, body.supervisor))
+
+    @app.post("/rounds/{round_id}/void", dependencies=auth, tags=["irregularities"])
+    def void(round_id: str, body: VoidIn) -> dict[str, Any]:
+        """A supervisor voids the round, citing the rule."""
+        return _done(control().void(round_id, body.rule, body.reason, body.by))
+
+    @app.post("/rounds/{round_id}/settle", dependencies=auth, tags=["round"])
+    def settle(round_id: str, body: SettleIn | None = None) -> dict[str, Any]:
+        """Close the round and settle every wager; the settlement cites the rule of each payment."""
+        return _done(control().settle(round_id, None if body is None else body.jackpot_pool))
+
+    @app.put("/jackpot", dependencies=auth, tags=["table"])
+    def jackpot(body: AmountIn) -> dict[str, Any]:
+        """The progressive pool as displayed (minor units), used by the next settlements."""
+        return _done(control().set_jackpot_pool(body.amount))
+
+    @app.post("/shoe/load", dependencies=auth, tags=["shoe"], status_code=202)
+    def load_shoe(body: LoadShoeIn) -> dict[str, Any]:
+        """Start a new shoe session on the shoe (NEW_SHOE; an RFID manifest is sent in parts)."""
+        manifest = None
+        if body.manifest is not None:
+            manifest = []
+            for i, item in enumerate(body.manifest):
+                try:
+                    manifest.append(ManifestEntry(parse_card(item.card), bytes.fromhex(item.uid)))
+                except CardError as exc:
+                    raise Refused(422, f"manifest[{i}].card", str(exc), "CardError") from None
+            if len(manifest) != 52 or len({m.code for m in manifest}) != 52 or len({m.uid for m in manifest}) != 52:
+                raise Refused(422, "manifest", "an RFID manifest lists 52 different cards with 52 different UIDs",
+                              "ValueError")
+        try:
+            shoe_no = daemon.load_shoe(body.deck_id, manifest, body.shoe)
+        except LookupError as exc:
+            raise Refused(409, "shoe", str(exc), "LookupError") from None
+        return {"shoe_no": shoe_no}
+
+    @app.post("/shoe/clear", dependencies=auth, tags=["shoe"], status_code=202)
+    def clear(body: ClearIn) -> dict[str, Any]:
+        """A supervisor clears integrity bits and faults on the shoe (CLEAR)."""
+        try:
+            daemon.clear(body.integrity_mask, body.fault_mask, body.shoe)
+        except LookupError as exc:
+            raise Refused(409, "shoe", str(exc), "LookupError") from None
+        return {"sent": True}
+
+    @app.get("/events", dependencies=auth, tags=["events"], response_class=StreamingResponse)
+    async def events(
+        request: Request,
+        last_event_id: Annotated[int | None, Header(alias="Last-Event-ID")] = None,
+        after: int | None = None,
+        limit: int | None = None,
+    ) -> StreamingResponse:
+        """Server-sent events: cards as placed, hands complete, flags, settlements, link losses.
+
+        Reconnect with `Last-Event-ID` (or `?after=ID`) to get what was missed from the journal
+        first. `?limit=N` ends the stream after N events (for scripts and tests)."""
+        start = last_event_id if last_event_id is not None else after
+        loop = asyncio.get_running_loop()
+        sub = daemon.bus.subscribe(loop)
+
+        async def stream() -> AsyncIterator[str]:
+            sent = 0
+            last = start if start is not None else -1
+            try:
+                if start is not None:
+                    reader = JournalReader(daemon.config.journal)
+                    try:
+                        backlog = [Published.from_entry(e) for e in
+                                   reader.entries(("event", "settlement", "link", "daemon", "reject", "command"),
+                                                  after_id=start)
+                                   if streamable(e.kind, e.data())]
+                    finally:
+                        reader.close()
+                    for item in backlog:
+                        yield sse_format(item)
+                        last = item.id
+                        sent += 1
+                        if limit is not None and sent >= limit:
+                            return
+                yield ": connected\n\n"
+                idle = 0
+                while True:
+                    if stopping() or await request.is_disconnected():
+                        return
+                    try:
+                        item = await asyncio.wait_for(sub.queue.get(), timeout=1)
+                    except asyncio.TimeoutError:
+                        idle += 1
+                        if idle >= 15:
+                            idle = 0
+                            yield ": keep-alive\n\n"
+                        continue
+                    idle = 0
+                    if item.kind == "overflow":
+                        yield sse_format(item)
+                        return
+                    if item.id <= last:
+                        continue  # already sent from the journal backlog
+                    last = item.id
+                    yield sse_format(item)
+                    sent += 1
+                    if limit is not None and sent >= limit:
+                        return
+            finally:
+                sub.close()
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    return app

@@ -1,0 +1,127 @@
+"""`cardshoe run`: serve one table: the shoe on a serial port, the journal, the HTTP API.
+
+    cardshoe run --port /dev/ttyACM0 --game three-card-poker --seats 7 \\
+        --journal /var/lib/cardshoe/T07.sqlite --token-file /etc/cardshoe/T07.token
+
+or with a table file (`--config table.toml`, see `cardshoe.daemon.config`); options given
+on the command line override the file. The API listens on 127.0.0.1:8600 unless told
+otherwise; its bearer token is read from $CARDSHOE_TOKEN or the token file (created,
+mode 0600, when the file does not exist yet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import secrets
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from cardshoe.daemon.config import GAMES, ConfigError, TableConfig, build_config, load_toml, parse_listen, read_token
+
+log = logging.getLogger("cardshoe.run")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cardshoe run", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--port", help="serial port or pyserial URL of the shoe (e.g. /dev/ttyACM0, spy:///dev/ttyACM0)")
+    p.add_argument("--game", choices=GAMES, help="the game at this table")
+    p.add_argument("--seats", type=int, help="playing positions on the layout, 1..7")
+    p.add_argument("--dealing", choices=("automated", "manual"), help="dealing device (default automated)")
+    p.add_argument("--method", choices=("A", "B", "C"), help="Xtreme dealing method (rule 3.7)")
+    p.add_argument("--name", help="the table's name, used in round ids (default 'table')")
+    p.add_argument("--journal", type=Path, help="the journal file (SQLite; default ./cardshoe-journal.sqlite)")
+    p.add_argument("--keys", type=Path, help="directory of shoe key files (default $CARDSHOE_KEYS or "
+                                             "~/.local/share/cardshoe/keys)")
+    p.add_argument("--listen", help="HOST:PORT of the HTTP API (default 127.0.0.1:8600)")
+    p.add_argument("--token-file", type=Path, help="the table controller's bearer token (created if absent)")
+    p.add_argument("--config", type=Path, help="a table TOML file")
+    p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return p
+
+
+def config_from_args(argv: list[str]) -> TableConfig:
+    """The table configuration from command-line options over the config file."""
+    args = _parser().parse_args(argv)
+    file_settings: dict[str, Any] = load_toml(args.config) if args.config else {}
+    overrides: dict[str, Any] = {
+        "port": args.port, "game": args.game, "seats": args.seats, "dealing": args.dealing, "method": args.method,
+        "name": args.name, "journal": args.journal, "keys": args.keys, "token_file": args.token_file,
+    }
+    if args.listen:
+        overrides["listen_host"], overrides["listen_port"] = parse_listen(args.listen)
+    return build_config(file_settings, overrides)
+
+
+def ensure_token(config: TableConfig) -> str:
+    """The API token; a configured token file that does not exist yet is created (0600)."""
+    if not os.environ.get("CARDSHOE_TOKEN") and config.token_file is not None and not config.token_file.exists():
+        config.token_file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(config.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(secrets.token_urlsafe(32) + "\n")
+        log.info("created the table's API token in %s", config.token_file)
+    token: str = read_token(config)
+    return token
+
+
+def main(argv: list[str]) -> int:
+    """Run the daemon until SIGINT/SIGTERM; returns the exit status."""
+    try:
+        config = config_from_args(argv)
+    except ConfigError as exc:
+        print(f"cardshoe run: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=getattr(logging, _parser().parse_args(argv).log_level),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        token = ensure_token(config)
+    except (ConfigError, OSError) as exc:
+        print(f"cardshoe run: {exc}", file=sys.stderr)
+        return 2
+
+    import uvicorn
+
+    from cardshoe.api import create_app
+    from cardshoe.daemon.daemon import Daemon, keystore_keys
+
+    daemon = Daemon(config, keys=keystore_keys(config.keys))
+    daemon.start()
+    if daemon.restored is not None and daemon.restored.mismatches:
+        log.error("the journal does not rebuild to what it recorded (%d differences): see `cardshoe replay %s`",
+                  len(daemon.restored.mismatches), config.journal)
+    log.info("table %s: %s, %d seats, shoe on %s, journal %s, API on http://%s:%d (epoch %d)",
+             config.name, config.game, config.seats, config.port, config.journal, config.listen_host,
+             config.listen_port, daemon.epoch)
+    servers: list[uvicorn.Server] = []
+    app = create_app(daemon, token, stopping=lambda: bool(servers and servers[0].should_exit))
+    server = uvicorn.Server(uvicorn.Config(app, host=config.listen_host, port=config.listen_port,
+                                           log_level="warning", access_log=False, timeout_graceful_shutdown=5))
+    servers.append(server)
+    # uvicorn stops gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler
+    # that was in place before it: this one, so the journal is drained and closed below
+    # instead of the process dying by the signal.
+    def stopped(signum: int, _frame: object) -> None:
+        raise _Stopped(signum)
+
+    previous = {sig: signal.signal(sig, stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run()
+    except _Stopped as exc:
+        log.info("stopping on signal %d", exc.signum)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        daemon.stop()
+        log.info("stopped; journal closed")
+    return 0
+
+
+class _Stopped(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

@@ -1,0 +1,235 @@
+"""The table's configuration: command-line options over a TOML file (`tomllib`).
+
+A table PC runs one daemon per table. Everything can be given on the command line
+(`cardshoe run --port PORT --game GAME --seats N`); a TOML file (`--config table.toml`)
+holds the same settings and more, and command-line options override it. Example::
+
+    [table]
+    name = "TCP-07"                     # shown in events and logs
+    game = "three-card-poker"           # a game id (docs/round-format.md)
+    seats = 7                           # playing positions on the layout, 1..7
+    dealing = "automated"               # "automated" or "manual" (rules 3.7 / 3.8)
+    method = "A"                        # Xtreme only: dealing method A, B or C (rule 3.7)
+    token_file = "/etc/cardshoe/TCP-07.token"   # the table controller's bearer token
+
+    [shoe]
+    port = "/dev/serial/by-id/usb-cardshoe_shoe_0001-if00"
+    keys = "/var/lib/cardshoe/keys"     # the key files `cardshoe flash` wrote
+
+    [journal]
+    path = "/var/lib/cardshoe/TCP-07.sqlite"
+
+    [api]
+    listen = "127.0.0.1:8600"
+
+    [let_it_ride]
+    draw_magic = false                  # true: draw Magic Card and Lucky Player with `secrets`
+
+    [limits]                            # table minimum and maximum per wager, minor units
+    ante = { min = 2500, max = 250000 }
+    pair_plus = { min = 2500, max = 100000 }
+    progressive = { min = 500, max = 500 }   # min is the unit of the fixed jackpot amounts
+
+    [jackpot]
+    reset = 5000000                     # what the progressive resets to after a royal
+
+    [link]                              # sent to the shoe as CONFIG (SPEC 5)
+    heartbeat_ms = 2000
+    resend_ms = 300
+    resend_max_ms = 5000
+    debounce_ms = 20
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from cardshoe.daemon.core import TableSetup
+
+GAMES = (
+    "three-card-poker",
+    "megalink-three-card-poker",
+    "megalink-three-card-poker-xtreme",
+    "megalink-let-it-ride",
+    "megalink-singapore-stud-poker",
+)
+
+
+DEFAULT_LIMITS = (100, 10_000_000)
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or wrong; the message names the setting."""
+
+
+@dataclass(frozen=True)
+class LinkTiming:
+    """The link timers sent to the shoe in CONFIG (milliseconds)."""
+
+    heartbeat_ms: int = 2000
+    resend_ms: int = 300
+    resend_max_ms: int = 5000
+    debounce_ms: int = 20
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """Everything `cardshoe run` needs to serve one table."""
+
+    port: str
+    game: str
+    seats: int
+    name: str = "table"
+    dealing: str = "automated"
+    method: str | None = None
+    journal: Path = Path("cardshoe-journal.sqlite")
+    keys: Path | None = None
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 8600
+    token_file: Path | None = None
+    draw_magic: bool = False
+    link: LinkTiming = field(default_factory=LinkTiming)
+    limits: tuple[tuple[str, int, int], ...] = ()
+    jackpot_reset: int | None = None
+
+    def setup(self) -> TableSetup:
+        """The settings the table's state machine needs (journaled at every start).
+
+        Wagers without configured limits get `DEFAULT_LIMITS` (min 100, max 10,000,000
+        minor units), so a table started from the command line alone can play."""
+        configured = {w for w, _, _ in self.limits}
+        from cardshoe.rounds import WAGERS
+
+        defaults = tuple((w, *DEFAULT_LIMITS) for w in sorted(WAGERS[self.game]) if w not in configured)
+        return TableSetup(self.name, self.game, self.seats, self.dealing, self.method,
+                          tuple(sorted(self.limits + defaults)), self.jackpot_reset)
+
+    def checked(self) -> TableConfig:
+        """Return self, or raise `ConfigError` naming the first wrong setting."""
+        if not self.port:
+            raise ConfigError("shoe.port: a serial port (or pyserial URL) is required")
+        if self.game not in GAMES:
+            raise ConfigError(f"table.game: {self.game!r} is not one of {', '.join(GAMES)}")
+        if not 1 <= self.seats <= 7:
+            raise ConfigError(f"table.seats: {self.seats} is not 1..7")
+        if self.dealing not in ("automated", "manual"):
+            raise ConfigError(f"table.dealing: {self.dealing!r} is not 'automated' or 'manual'")
+        if self.method is not None and self.method not in ("A", "B", "C"):
+            raise ConfigError(f"table.method: {self.method!r} is not A, B or C")
+        if self.method is not None and self.game != "megalink-three-card-poker-xtreme":
+            raise ConfigError("table.method: dealing methods A/B/C are for megalink-three-card-poker-xtreme only")
+        if not 0 < self.listen_port < 65536:
+            raise ConfigError(f"api.listen: port {self.listen_port} is out of range")
+        for wager, lo, hi in self.limits:
+            if not 0 < lo <= hi:
+                raise ConfigError(f"limits.{wager}: min {lo} and max {hi} must satisfy 0 < min <= max")
+        if self.jackpot_reset is not None and self.jackpot_reset < 0:
+            raise ConfigError("jackpot.reset: must not be negative")
+        for name in ("heartbeat_ms", "resend_ms", "resend_max_ms", "debounce_ms"):
+            value = getattr(self.link, name)
+            if not 0 <= value <= 0xFFFF:
+                raise ConfigError(f"link.{name}: {value} does not fit 0..65535")
+        return self
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """`HOST:PORT` -> (host, port); raises `ConfigError` naming `listen`."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigError(f"api.listen: {text!r} is not HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def _get(section: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    value = section.get(key)
+    if value is None:
+        return None
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+        raise ConfigError(f"{where}.{key}: expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """The settings of a table TOML file, flattened to `TableConfig` field names."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--config: cannot read {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"--config: {path} is not valid TOML: {exc}") from exc
+    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot"}
+    for section in data:
+        if section not in known:
+            raise ConfigError(f"{section}: unknown section in {path} (known: {', '.join(sorted(known))})")
+    out: dict[str, Any] = {}
+    table = data.get("table", {})
+    for key, kind in (("name", str), ("game", str), ("seats", int), ("dealing", str), ("method", str)):
+        value = _get(table, key, kind, "table")
+        if value is not None:
+            out[key] = value
+    if (tf := _get(table, "token_file", str, "table")) is not None:
+        out["token_file"] = Path(tf)
+    shoe = data.get("shoe", {})
+    if (port := _get(shoe, "port", str, "shoe")) is not None:
+        out["port"] = port
+    if (keys := _get(shoe, "keys", str, "shoe")) is not None:
+        out["keys"] = Path(keys)
+    if (jp := _get(data.get("journal", {}), "path", str, "journal")) is not None:
+        out["journal"] = Path(jp)
+    if (listen := _get(data.get("api", {}), "listen", str, "api")) is not None:
+        out["listen_host"], out["listen_port"] = parse_listen(listen)
+    if (draw := _get(data.get("let_it_ride", {}), "draw_magic", bool, "let_it_ride")) is not None:
+        out["draw_magic"] = draw
+    limits = []
+    for wager, value in data.get("limits", {}).items():
+        if not isinstance(value, dict):
+            raise ConfigError(f"limits.{wager}: expected {{ min = N, max = N }}")
+        lo, hi = _get(value, "min", int, f"limits.{wager}"), _get(value, "max", int, f"limits.{wager}")
+        if lo is None or hi is None:
+            raise ConfigError(f"limits.{wager}: both min and max are required")
+        limits.append((str(wager), lo, hi))
+    if limits:
+        out["limits"] = tuple(sorted(limits))
+    if (reset := _get(data.get("jackpot", {}), "reset", int, "jackpot")) is not None:
+        out["jackpot_reset"] = reset
+    link = data.get("link", {})
+    timing = {k: v for k in LinkTiming.__dataclass_fields__ if (v := _get(link, k, int, "link")) is not None}
+    if timing:
+        out["link"] = replace(LinkTiming(), **timing)
+    return out
+
+
+def build_config(file_settings: Mapping[str, Any], overrides: Mapping[str, Any]) -> TableConfig:
+    """Merge file settings with command-line overrides (None = not given) and check them."""
+    merged = dict(file_settings)
+    merged.update({k: v for k, v in overrides.items() if v is not None})
+    for required in ("port", "game", "seats"):
+        if required not in merged:
+            raise ConfigError(f"{required}: required (give --{required} or set it in the config file)")
+    return TableConfig(**merged).checked()
+
+
+def read_token(config: TableConfig) -> str:
+    """The table controller's bearer token: $CARDSHOE_TOKEN, else the token file.
+
+    Refuses a token file readable by group or others: the token lets its holder see
+    unexposed cards."""
+    env = os.environ.get("CARDSHOE_TOKEN")
+    if env:
+        return env.strip()
+    if config.token_file is None:
+        raise ConfigError("table.token_file: set it (or $CARDSHOE_TOKEN); the API needs the table's token")
+    try:
+        mode = config.token_file.stat().st_mode
+        text = config.token_file.read_text(encoding="ascii").strip()
+    except OSError as exc:
+        raise ConfigError(f"table.token_file: cannot read {config.token_file}: {exc}") from exc
+    if mode & 0o077:
+        raise ConfigError(f"table.token_file: {config.token_file} must be readable by its owner only (chmod 600)")
+    if len(text) < 16:
+        raise ConfigError(f"table.token_file: the token in {config.token_file} is shorter than 16 characters")
+    return text

@@ -1,0 +1,424 @@
+"""The journal: one SQLite database in WAL mode, written by one thread.
+
+Everything the daemon learns or decides is an *entry* in one ordered table: every
+accepted frame, every rejected frame's reason, every table-controller input, every
+derived event, every settlement, every link loss and return, each with the host's time.
+The order of entries is the order in which the daemon processed them, so replaying the
+inputs in entry order rebuilds the same state (see `cardshoe.journal.replay`).
+
+Writes follow datasette's one-writer pattern: callers queue a callable, the writer
+thread runs it on the only write connection inside a transaction and hands the result
+(or the exception) back through a `Future`. Several queued callables share one
+`BEGIN IMMEDIATE ... COMMIT` (group commit), each under its own SAVEPOINT so that one
+failing callable does not undo its neighbours. A failed COMMIT fails every callable of
+the batch. Errors are never swallowed: they reach the caller, and the journal remembers
+the first one (`Journal.error`) so the daemon can stop acknowledging frames.
+
+Readers (the HTTP API, replay) use separate read-only connections (`mode=ro`).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, TypeVar
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+-- One row per thing that happened, in processing order.
+CREATE TABLE IF NOT EXISTS entries (
+    id       INTEGER PRIMARY KEY,
+    t_ns     INTEGER NOT NULL,          -- host wall-clock time, unix nanoseconds
+    kind     TEXT NOT NULL,             -- see KINDS
+    shoe     INTEGER,                   -- shoe serial, when the entry concerns a shoe
+    boot     INTEGER,                   -- frame entries: the frame's boot counter
+    seq      INTEGER,                   -- frame entries: the frame's sequence number
+    type     INTEGER,                   -- frame entries: the message type
+    round_id TEXT,                      -- the round the entry belongs to, if any
+    body     TEXT NOT NULL,             -- canonical JSON
+    raw      BLOB                       -- frame and reject entries: the bytes as received
+);
+CREATE INDEX IF NOT EXISTS entries_kind ON entries(kind, id);
+CREATE INDEX IF NOT EXISTS entries_round ON entries(round_id, id);
+-- The last accepted (boot, seq) per shoe: the replay window survives restarts (SPEC 3.1).
+CREATE TABLE IF NOT EXISTS windows (
+    shoe INTEGER PRIMARY KEY,
+    boot INTEGER NOT NULL,
+    seq  INTEGER NOT NULL
+);
+"""
+
+#: Entry kinds. `frame` and `input` are the inputs replay feeds back; `event` and
+#: `settlement` are what the daemon derived from them; the rest are observations.
+KINDS = frozenset({"frame", "reject", "input", "event", "settlement", "link", "command", "daemon"})
+
+
+class JournalError(Exception):
+    """A journal write or read failed; the journal can no longer be trusted to be complete."""
+
+
+class JournalClosed(JournalError):
+    """A write was submitted after `Journal.close()`."""
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON text of `value` the journal stores and replay compares byte for byte."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def now_ns() -> int:
+    """The host's wall-clock time in unix nanoseconds, the time stamped on every entry."""
+    return time.time_ns()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of the journal."""
+
+    id: int
+    t_ns: int
+    kind: str
+    shoe: int | None
+    boot: int | None
+    seq: int | None
+    type: int | None
+    round_id: str | None
+    body: str
+    raw: bytes | None
+
+    def data(self) -> Any:
+        """The body parsed from its canonical JSON."""
+        return json.loads(self.body)
+
+
+def append(
+    conn: sqlite3.Connection,
+    kind: str,
+    body: Mapping[str, Any] | str,
+    *,
+    t_ns: int,
+    shoe: int | None = None,
+    boot: int | None = None,
+    seq: int | None = None,
+    type: int | None = None,
+    round_id: str | None = None,
+    raw: bytes | None = None,
+) -> int:
+    """Append one entry inside the caller's transaction; returns its id.
+
+    Only for use inside a callable run by the writer thread (`Journal.write`)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind: unknown journal entry kind {kind!r}")
+    text = body if isinstance(body, str) else canonical_json(body)
+    cur = conn.execute(
+        "INSERT INTO entries (t_ns, kind, shoe, boot, seq, type, round_id, body, raw)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (t_ns, kind, shoe, boot, seq, type, round_id, text, raw),
+    )
+    rowid = cur.lastrowid
+    assert rowid is not None
+    return rowid
+
+
+def set_window(conn: sqlite3.Connection, shoe: int, boot: int, seq: int) -> None:
+    """Record `(boot, seq)` as the last accepted pair from `shoe` (inside a write)."""
+    conn.execute(
+        "INSERT INTO windows (shoe, boot, seq) VALUES (?, ?, ?)"
+        " ON CONFLICT(shoe) DO UPDATE SET boot = excluded.boot, seq = excluded.seq",
+        (shoe, boot, seq),
+    )
+
+
+def _row_entry(row: tuple[Any, ...]) -> Entry:
+    return Entry(*row)
+
+
+_ENTRY_COLUMNS = "id, t_ns, kind, shoe, boot, seq, type, round_id, body, raw"
+
+
+class _Stop:
+    """The shutdown sentinel: queued before it, every write still runs."""
+
+
+_STOP = _Stop()
+_BATCH_MAX = 64
+
+
+class Journal:
+    """The daemon's journal at `path` (created if absent).
+
+    `write(fn)` runs `fn(conn)` on the writer thread inside a transaction and returns its
+    result once committed, or raises what it raised. `close()` drains the queue, stops the
+    writer, and may be called more than once."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        self.path = Path(path)
+        if synchronous not in ("FULL", "NORMAL", "EXTRA"):
+            raise ValueError(f"synchronous: {synchronous!r} is not FULL, NORMAL or EXTRA")
+        self._synchronous = synchronous
+        self._queue: queue.SimpleQueue[tuple[Callable[[sqlite3.Connection], Any], Future[Any]] | _Stop] = (
+            queue.SimpleQueue()
+        )
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self.error: BaseException | None = None
+        ready: Future[None] = Future()
+        self._thread = threading.Thread(target=self._run, args=(ready,), name="journal-writer", daemon=True)
+        self._thread.start()
+        ready.result()  # raises if the database could not be opened
+
+    # -- writer thread -------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise JournalError(f"journal: {self.path} refused WAL mode (got {mode!r})")
+        conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.executescript(_SCHEMA)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise JournalError(f"journal: {self.path} has schema {row[0]}, this daemon reads {SCHEMA_VERSION}")
+        return conn
+
+    def _run(self, ready: Future[None]) -> None:
+        try:
+            conn = self._open()
+        except BaseException as exc:  # noqa: BLE001 - handed to the constructor
+            ready.set_exception(exc)
+            return
+        ready.set_result(None)
+        try:
+            stopping = False
+            while not stopping:
+                batch: list[tuple[Callable[[sqlite3.Connection], Any], Future[Any]]] = []
+                item = self._queue.get()
+                while True:
+                    if isinstance(item, _Stop):
+                        stopping = True
+                        break
+                    batch.append(item)
+                    if len(batch) >= _BATCH_MAX:
+                        break
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                if batch:
+                    self._run_batch(conn, batch)
+        finally:
+            conn.close()
+
+    def _run_batch(
+        self, conn: sqlite3.Connection, batch: list[tuple[Callable[[sqlite3.Connection], Any], Future[Any]]]
+    ) -> None:
+        results: list[tuple[Future[Any], bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            self._fail_all(batch, exc)
+            return
+        for fn, fut in batch:
+            if not fut.set_running_or_notify_cancel():
+                continue
+            conn.execute("SAVEPOINT one")
+            try:
+                value = fn(conn)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's future
+                conn.execute("ROLLBACK TO one")
+                conn.execute("RELEASE one")
+                results.append((fut, False, exc))
+                continue
+            conn.execute("RELEASE one")
+            results.append((fut, True, value))
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # the COMMIT error is the one that matters; it is raised to every caller
+            error = JournalError(f"journal: commit failed: {exc}")
+            if self.error is None:
+                self.error = error
+            for fut, _, _ in results:
+                fut.set_exception(error)
+            return
+        for fut, ok, value in results:
+            if ok:
+                fut.set_result(value)
+            else:
+                if self.error is None and isinstance(value, sqlite3.Error):
+                    self.error = value
+                fut.set_exception(value)
+
+    def _fail_all(
+        self, batch: list[tuple[Callable[[sqlite3.Connection], Any], Future[Any]]], exc: BaseException
+    ) -> None:
+        error = JournalError(f"journal: cannot begin a transaction: {exc}")
+        if self.error is None:
+            self.error = error
+        for _, fut in batch:
+            if fut.set_running_or_notify_cancel():
+                fut.set_exception(error)
+
+    # -- public ----------------------------------------------------------------------
+    def submit(self, fn: Callable[[sqlite3.Connection], T]) -> Future[T]:
+        """Queue `fn(conn)` for the writer thread; the future completes after COMMIT."""
+        with self._close_lock:
+            if self._closed:
+                raise JournalClosed(f"journal: {self.path} is closed")
+            fut: Future[T] = Future()
+            self._queue.put((fn, fut))
+        return fut
+
+    def write(self, fn: Callable[[sqlite3.Connection], T], timeout: float | None = 30.0) -> T:
+        """Run `fn(conn)` in a committed transaction and return its result (or raise its error)."""
+        return self.submit(fn).result(timeout)
+
+    def close(self) -> None:
+        """Let queued writes finish, then stop the writer. Safe to call more than once."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(_STOP)
+        self._thread.join()
+
+    @property
+    def closed(self) -> bool:
+        """True once `close()` was called."""
+        return self._closed
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- daemon state kept in the journal ------------------------------------------
+    def start_epoch(self, floor: int | None = None) -> int:
+        """Increment and return the host epoch (SPEC 3.3): one per daemon start.
+
+        The epoch is at least `floor` (default: the unix time in seconds), so it keeps
+        growing even when a table PC starts on a new journal: a shoe refuses host frames
+        of an epoch not newer than the last it accepted, and it remembers that one."""
+
+        low = int(time.time()) if floor is None else floor
+
+        def bump(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+            epoch = max((int(row[0]) if row else 0) + 1, low)
+            if epoch > 0xFFFFFFFF:
+                raise JournalError(f"journal: host epoch {epoch} does not fit the frame's u32 boot field")
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('epoch', ?)"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(epoch),),
+            )
+            return epoch
+
+        return self.write(bump)
+
+    def counter(self, name: str) -> int:
+        """Increment and return a named counter kept in `meta` (e.g. the table's shoe numbers)."""
+
+        def bump(conn: sqlite3.Connection) -> int:
+            key = f"counter:{name}"
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            value = (int(row[0]) if row else 0) + 1
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, str(value)),
+            )
+            return value
+
+        return self.write(bump)
+
+    def reader(self) -> JournalReader:
+        """A read-only view of this journal on its own connection."""
+        return JournalReader(self.path)
+
+
+class JournalReader:
+    """Read-only access to a journal file (`mode=ro`); never writes, safe beside the writer."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise JournalError(f"journal: {self.path} does not exist")
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        try:
+            self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            self._conn.execute("SELECT 1 FROM entries LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise JournalError(f"journal: cannot read {self.path}: {exc}") from exc
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the read connection."""
+        self._conn.close()
+
+    def __enter__(self) -> JournalReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def meta(self, key: str) -> str | None:
+        """A value from the `meta` table, or None."""
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def windows(self) -> dict[int, tuple[int, int]]:
+        """The last accepted (boot, seq) of every shoe."""
+        with self._lock:
+            rows = self._conn.execute("SELECT shoe, boot, seq FROM windows").fetchall()
+        return {int(s): (int(b), int(q)) for s, b, q in rows}
+
+    def entries(
+        self, kinds: tuple[str, ...] | None = None, *, after_id: int = 0, round_id: str | None = None
+    ) -> Iterator[Entry]:
+        """Entries in journal order, optionally of the given kinds / round, after `after_id`."""
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id > ?"
+        params: list[Any] = [after_id]
+        if kinds is not None:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params.extend(kinds)
+        if round_id is not None:
+            sql += " AND round_id = ?"
+            params.append(round_id)
+        sql += " ORDER BY id"
+        with self._lock:
+            rows = self._conn.execute(sql, params).fetchall()
+        for row in rows:
+            yield _row_entry(row)
+
+    def count(self, kind: str, **where: Any) -> int:
+        """How many entries of `kind` (optionally with column = value conditions)."""
+        sql = "SELECT COUNT(*) FROM entries WHERE kind = ?"
+        params: list[Any] = [kind]
+        for column, value in where.items():
+            if column not in ("shoe", "boot", "seq", "type", "round_id"):
+                raise ValueError(f"where: unknown column {column!r}")
+            sql += f" AND {column} = ?"
+            params.append(value)
+        with self._lock:
+            return int(self._conn.execute(sql, params).fetchone()[0])

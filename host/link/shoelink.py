@@ -1,0 +1,347 @@
+"""The host end of the shoe link (protocol/SPEC.md sections 3-4).
+
+Bytes from the serial transport go through the protocol's bounded `Receiver`; every
+frame that comes out is either
+
+- **accepted**: authenticated, new and next in sequence. The sink journals it (and the
+  shoe's new window with it, in one transaction); only when that returns is the shoe's
+  window moved and an ACK sent, so an ACK always means "committed to the journal";
+- a **duplicate** (at or below the window: a resend of a frame already journaled): dropped,
+  journaled as a `replay` rejection, and answered with a fresh ACK so the shoe stops;
+- a **gap** (new but not next): not accepted, answered with RESEND_FROM(boot, next);
+- **rejected** for one of the SPEC 3.1 reasons (bad CRC, bad tag, unknown shoe, ...):
+  handed to the sink to be counted and journaled, never acted on. An authenticated frame
+  of an unknown type (or with a bad payload) that is next in sequence still moves the
+  window and is acknowledged (SPEC 7), so the shoe does not resend it for ever.
+
+Host commands (NEW_SHOE, CONFIG, TIME, CLEAR, CARDS_FROM, ...) are queued and sent one at
+a time, resent with the same (epoch, seq) and the RESENT flag, with the timeout doubling
+from `resend_ms` to `resend_max_ms`, until the shoe's REPLY names them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from cardshoe.link.transport import LinkState, SerialTransport
+from cardshoe.protocol.errors import Reason
+from cardshoe.protocol.frames import Frame, KeyLookup, Receiver, Rejection, ReplayWindow, encode_frame
+from cardshoe.protocol.messages import Ack, Message, Reply, ResendFrom
+from cardshoe.protocol.spec import FLAG_RESENT
+
+log = logging.getLogger(__name__)
+
+#: Rejections of an authenticated, new frame that still move the window (SPEC 7).
+_ADVANCING = (Reason.UNKNOWN_TYPE, Reason.BAD_PAYLOAD)
+
+
+class LinkSink(Protocol):
+    """What the link reports to (the daemon's table service)."""
+
+    def frame_accepted(self, frame: Frame) -> None:
+        """Journal `frame` durably (with the window); raise to withhold the ACK."""
+
+    def frame_rejected(self, rejection: Rejection, note: str) -> None:
+        """Count and journal a rejected frame; `note` adds the link's view (duplicate, gap)."""
+
+    def link_state(self, state: LinkState) -> None:
+        """The port was lost or came back."""
+
+    def window_adopted(self, shoe: int, boot: int, seq: int) -> None:
+        """A shoe never seen before starts at (boot, seq) rather than at seq 1 of its boot."""
+
+    def command_answered(self, command: Command, reply: Reply | None) -> None:
+        """A command got its REPLY (or None: abandoned when the link was stopped)."""
+
+
+@dataclass
+class Command:
+    """A host command waiting for its REPLY."""
+
+    shoe: int
+    message: Message
+    seq: int = 0
+    seqs: set[int] = field(default_factory=set)
+    resent_same: bool = False
+    sent: int = 0
+    next_at: float = 0.0
+    timeout_s: float = 0.0
+    reply: Reply | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    on_reply: Callable[[Command], None] | None = None
+
+
+@dataclass
+class LinkStats:
+    """Counters shown by the API and the benchmark."""
+
+    frames_accepted: int = 0
+    duplicates: int = 0
+    gaps: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    acks_sent: int = 0
+    resend_from_sent: int = 0
+    commands_sent: int = 0
+    commands_resent: int = 0
+    link_lost: int = 0
+
+
+class ShoeLink:
+    """One serial port to one (or, on a bus, several) shoes, from the host's side."""
+
+    def __init__(
+        self,
+        url: str,
+        keys: KeyLookup,
+        sink: LinkSink,
+        *,
+        epoch: int,
+        windows: dict[int, tuple[int, int]] | None = None,
+        resend_ms: int = 300,
+        resend_max_ms: int = 5000,
+    ) -> None:
+        self.url = url
+        self.keys = keys
+        self.sink = sink
+        self.epoch = epoch
+        self.resend_s = resend_ms / 1000
+        self.resend_max_s = resend_max_ms / 1000
+        self.windows: dict[int, ReplayWindow] = {
+            shoe: ReplayWindow(boot, seq) for shoe, (boot, seq) in (windows or {}).items()
+        }
+        # Shoes this journal has accepted a frame from (the receiver adds empty windows to
+        # `windows` for any shoe it decodes, so that cannot say it).
+        self._known: set[int] = set(self.windows)
+        # The receiver checks replay (SPEC 3.1 check 11, before 12-13) against these windows;
+        # only the link moves them, once a frame is journaled.
+        self.receiver = Receiver(keys, windows=self.windows)
+        self.stats = LinkStats()
+        self._seq = itertools.count(1)
+        self._last_seq = 0
+        self._lock = threading.RLock()
+        self._commands: deque[Command] = deque()
+        self._last_resend_from: dict[int, tuple[tuple[int, int], float]] = {}
+        self._stop = threading.Event()
+        self._timer = threading.Thread(target=self._tick, name="link-commands", daemon=True)
+        self.transport = SerialTransport(url, self._on_bytes, self._on_state)
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> None:
+        """Open the port (retrying) and start the command timer."""
+        self.transport.start()
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Close the port and stop; pending commands are abandoned (reported as unanswered)."""
+        self._stop.set()
+        self.transport.stop()
+        if self._timer.is_alive():
+            self._timer.join(2)
+        with self._lock:
+            pending, self._commands = list(self._commands), deque()
+        for cmd in pending:
+            cmd.done.set()
+            self.sink.command_answered(cmd, None)
+
+    @property
+    def connected(self) -> bool:
+        """True while the port is open."""
+        return bool(self.transport.connected)
+
+    # -- sending ---------------------------------------------------------------------
+    def _send(self, shoe: int, message: Message, *, seq: int | None = None, flags: int = 0) -> int:
+        key = self.keys(shoe)
+        if key is None:
+            raise KeyError(f"shoe {shoe}: no key, cannot address it")
+        with self._lock:
+            if seq is None:
+                seq = next(self._seq)
+                self._last_seq = seq
+            data = encode_frame(message, key=key, shoe=shoe, boot=self.epoch, seq=seq, flags=flags)
+            self.transport.write(data)
+        return seq
+
+    def send_command(self, shoe: int, message: Message, on_reply: Callable[[Command], None] | None = None) -> Command:
+        """Queue a host command; it is sent (and resent) until the shoe's REPLY names it."""
+        cmd = Command(shoe, message, on_reply=on_reply)
+        with self._lock:
+            self._commands.append(cmd)
+            if len(self._commands) == 1:
+                self._transmit(cmd)
+        return cmd
+
+    def _transmit(self, cmd: Command) -> None:
+        # Runs with the lock held. The first send takes a new seq; a resend keeps it with
+        # RESENT set (SPEC 4): a shoe that executed it answers again from its reply cache
+        # without executing it twice. But once a newer host frame (an ACK) has gone out, a
+        # shoe that never got the command refuses that seq as a replay and stays silent; so
+        # when a same-seq resend has gone unanswered for a whole timeout, the command is
+        # issued again under a new seq. (Commands are idempotent for the shoe.)
+        if cmd.seq == 0:
+            cmd.seq = self._send(cmd.shoe, cmd.message)
+            cmd.timeout_s = self.resend_s
+            self.stats.commands_sent += 1
+        elif cmd.seq == self._last_seq or not cmd.resent_same:
+            self._send(cmd.shoe, cmd.message, seq=cmd.seq, flags=FLAG_RESENT)
+            cmd.resent_same = True
+            cmd.timeout_s = min(cmd.timeout_s * 2, self.resend_max_s)
+            self.stats.commands_resent += 1
+        else:
+            cmd.seq = self._send(cmd.shoe, cmd.message)
+            cmd.resent_same = False
+            cmd.timeout_s = min(cmd.timeout_s * 2, self.resend_max_s)
+            self.stats.commands_resent += 1
+        cmd.sent += 1
+        cmd.next_at = time.monotonic() + cmd.timeout_s
+        cmd.seqs.add(cmd.seq)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.02):
+            with self._lock:
+                if self._commands and self.transport.connected and time.monotonic() >= self._commands[0].next_at:
+                    try:
+                        self._transmit(self._commands[0])
+                    except Exception:  # noqa: BLE001 - a command that cannot be encoded must not stop the timer
+                        log.exception("link: cannot send command %r", self._commands[0].message)
+                        self._commands.popleft()
+
+    def pending_commands(self) -> int:
+        """Commands sent or queued and not yet answered."""
+        with self._lock:
+            return len(self._commands)
+
+    # -- receiving -------------------------------------------------------------------
+    def _on_state(self, state: LinkState) -> None:
+        self.receiver.reset()
+        if not state.up:
+            self.stats.link_lost += 1
+        self.sink.link_state(state)
+        if state.up:
+            with self._lock:
+                if self._commands:
+                    self._commands[0].next_at = 0.0  # resend at once on reconnect
+
+    def _on_bytes(self, data: bytes) -> None:
+        ack: dict[int, bool] = {}
+        for item in self.receiver.feed(data):
+            if isinstance(item, Frame):
+                shoe = item.shoe
+                if self._on_frame(item):
+                    ack[shoe] = True
+            else:
+                self._on_rejection(item, ack)
+        for shoe in ack:
+            window = self.windows.get(shoe)
+            if window is not None and window.seq:
+                self._send(shoe, Ack(window.boot, window.seq))
+                self.stats.acks_sent += 1
+
+    def _window(self, shoe: int) -> ReplayWindow:
+        window = self.windows.get(shoe)
+        if window is None:
+            window = self.windows[shoe] = ReplayWindow()
+        return window
+
+    def _on_frame(self, frame: Frame) -> bool:
+        """Handle one decoded frame; True when the shoe should get an ACK."""
+        adopted = frame.shoe not in self._known
+        window = self._window(frame.shoe)
+        self._known.add(frame.shoe)
+        if adopted and not window.is_next(frame.boot, frame.seq):
+            # A shoe this journal has never seen, already running (a new journal, or a new
+            # table PC): the frames before this one were acknowledged to another journal and
+            # have left the shoe's outbox, so asking for them would never end. Its window
+            # starts here; the adoption is journaled and shown.
+            window.boot, window.seq = frame.boot, frame.seq - 1
+            self.sink.window_adopted(frame.shoe, frame.boot, frame.seq)
+        if not window.is_new(frame.boot, frame.seq):
+            self.stats.duplicates += 1
+            rejection = Rejection(Reason.REPLAY, frame.raw, frame.header,
+                                  f"({frame.boot}, {frame.seq}) not after ({window.boot}, {window.seq})")
+            self._reject(rejection, "duplicate" if frame.boot == window.boot else "old boot")
+            return True
+        if not window.is_next(frame.boot, frame.seq):
+            self._gap(frame.shoe, frame.boot, window, frame.raw, frame)
+            return False
+        try:
+            self.sink.frame_accepted(frame)
+        except Exception as exc:  # noqa: BLE001 - not journaled means not acknowledged; the shoe resends
+            log.error("link: frame (%d, %d) from shoe %d not journaled, not acknowledged: %s",
+                      frame.boot, frame.seq, frame.shoe, exc)
+            return False
+        window.accept(frame.boot, frame.seq)
+        self.stats.frames_accepted += 1
+        if isinstance(frame.message, Reply):
+            self._answered(frame.message)
+        return True
+
+    def _gap(self, shoe: int, boot: int, window: ReplayWindow, raw: bytes, frame: Frame | None) -> None:
+        self.stats.gaps += 1
+        want = (boot, window.seq + 1) if boot == window.boot else (boot, 1)
+        if frame is not None:
+            self._reject(Rejection(Reason.REPLAY, raw, frame.header, f"gap: expected seq {want[1]}"), "gap")
+        last = self._last_resend_from.get(shoe)
+        now = time.monotonic()
+        if last is not None and last[0] == want and now - last[1] < self.resend_s / 2:
+            return  # one RESEND_FROM per gap per half resend period: the burst behind it needs no more
+        self._last_resend_from[shoe] = (want, now)
+        self._send(shoe, ResendFrom(*want))
+        self.stats.resend_from_sent += 1
+
+    def _on_rejection(self, rejection: Rejection, ack: dict[int, bool]) -> None:
+        header = rejection.header
+        if rejection.reason is Reason.REPLAY and header is not None:
+            # At or below the window: a resend of a journaled frame (answered with a fresh
+            # ACK so the shoe stops), or a frame of an earlier boot (a replay attack or a
+            # very late resend; the ACK names the current boot, so it acknowledges nothing).
+            window = self._window(header.shoe)
+            self.stats.duplicates += 1
+            self._reject(rejection, "duplicate" if header.boot == window.boot else "old boot")
+            ack[header.shoe] = True
+            return
+        if rejection.reason in _ADVANCING and header is not None:
+            window = self._window(header.shoe)
+            if window.is_next(header.boot, header.seq):
+                # SPEC 7: journaled, never acted on, but the window moves and it is acknowledged.
+                try:
+                    self.sink.frame_rejected(rejection, "advance")
+                except Exception as exc:  # noqa: BLE001 - not journaled, not acknowledged
+                    log.error("link: rejection not journaled: %s", exc)
+                    return
+                window.accept(header.boot, header.seq)
+                ack[header.shoe] = True
+                self.stats.rejected[rejection.reason.value] = self.stats.rejected.get(rejection.reason.value, 0) + 1
+                return
+            if window.is_new(header.boot, header.seq):
+                self._gap(header.shoe, header.boot, window, rejection.raw, None)
+        self._reject(rejection, "")
+
+    def _reject(self, rejection: Rejection, note: str) -> None:
+        key = rejection.reason.value if not note else f"{rejection.reason.value}:{note}"
+        self.stats.rejected[key] = self.stats.rejected.get(key, 0) + 1
+        try:
+            self.sink.frame_rejected(rejection, note)
+        except Exception:  # noqa: BLE001 - counting must not stop the link; the sink logs its own failure
+            log.exception("link: cannot journal a rejection")
+
+    def _answered(self, reply: Reply) -> None:
+        with self._lock:
+            if not self._commands:
+                return
+            cmd = self._commands[0]
+            if reply.epoch != self.epoch or reply.seq not in cmd.seqs:
+                return  # a late answer to a command already answered
+            self._commands.popleft()
+            cmd.reply = reply
+            if self._commands:
+                self._transmit(self._commands[0])
+        cmd.done.set()
+        self.sink.command_answered(cmd, reply)
+        if cmd.on_reply is not None:
+            cmd.on_reply(cmd)

@@ -1,0 +1,125 @@
+"""The daemon test harness: a real journal, a real pseudo-terminal, the firmware's codec.
+
+`Table` starts a `Daemon` on a pluggable pty and drives it through the HTTP API in-process
+(FastAPI's TestClient), with a `WireShoe` (firmware/lib/wire.py under CPython) on the pty's
+other end.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[2]
+for _p in (ROOT / "firmware" / "lib", ROOT / "tests" / "link", ROOT / "tests" / "daemon"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from cardshoe.api import create_app  # noqa: E402
+from cardshoe.daemon.config import LinkTiming, TableConfig  # noqa: E402
+from cardshoe.daemon.daemon import Daemon  # noqa: E402
+
+from link_ptys import PluggablePty  # noqa: E402
+from daemon_wireshoe import ShoeState, WireShoe  # noqa: E402
+
+TOKEN = "test-table-token-0123456789"
+SERIAL = 0x00C0FFEE
+KEY = bytes(range(32))
+DECK_ID = 0x1234ABCD
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise TimeoutError(f"timed out waiting for {what}")
+
+
+class Table:
+    """One table: daemon + API client + scripted shoe on a pty."""
+
+    def __init__(self, tmp_path: Path, game: str, seats: int = 7, *, dealing: str = "automated",
+                 method: str | None = None, draw_magic: bool = False, **settings: Any) -> None:
+        self.tmp_path = tmp_path
+        tmp_path.mkdir(parents=True, exist_ok=True)
+        self.plug = PluggablePty(tmp_path / "tty")
+        self.config = TableConfig(port=str(self.plug.path), game=game, seats=seats, name="T1",
+                                  dealing=dealing, method=method, journal=tmp_path / "journal.sqlite",
+                                  draw_magic=draw_magic,
+                                  link=LinkTiming(heartbeat_ms=2000, resend_ms=100, resend_max_ms=400),
+                                  **settings)
+        self.keys = {SERIAL: KEY}
+        self.daemon = self._start()
+        self.client = self._client()
+        self.shoe = WireShoe(self.plug, SERIAL, KEY)
+        self.shoe_on = False
+
+    def _start(self) -> Daemon:
+        daemon = Daemon(self.config, keys=self.keys.get, randbelow=lambda n: n - 1)
+        daemon.start()
+        wait_for(lambda: daemon.link_up, what="the daemon to open the pty")
+        return daemon
+
+    def _client(self) -> TestClient:
+        return TestClient(create_app(self.daemon, TOKEN), headers={"Authorization": f"Bearer {TOKEN}"})
+
+    def restart_daemon(self) -> None:
+        """Stop the daemon (as a kill would: nothing in RAM survives) and start a new one."""
+        self.client.close()
+        self.daemon.stop()
+        self.daemon = self._start()
+        self.client = self._client()
+
+    def kill_daemon(self) -> None:
+        self.client.close()
+        self.daemon.stop()
+
+    def start_daemon(self) -> None:
+        self.daemon = self._start()
+        self.client = self._client()
+
+    def power_on_and_load(self, deck_id: int = DECK_ID) -> int:
+        """Boot the shoe and start a barcode shoe session through the API."""
+        self.shoe.power_on()
+        self.shoe_on = True
+        self.shoe.wait_acked()
+        wait_for(lambda: self.daemon.shoe_serial == SERIAL, what="HELLO")
+        r = self.client.post("/shoe/load", json={"deck_id": deck_id})
+        assert r.status_code == 202, r.text
+        shoe_no = int(r.json()["shoe_no"])
+        wait_for(lambda: self.shoe.state.shoe_no == shoe_no, what="NEW_SHOE at the shoe")
+        self.shoe.wait_acked()
+        wait_for(lambda: self.daemon.status()["shoes"].get(str(SERIAL), {}).get("shoe_no") == shoe_no,
+                 what="the daemon to record the shoe as loaded")
+        return shoe_no
+
+    def ok(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
+        r = self.client.request(method, url, **kwargs)
+        assert r.status_code < 300, f"{method} {url}: {r.status_code} {r.text}"
+        data: dict[str, Any] = r.json()
+        return data
+
+    def deal(self, codes: list[int]) -> None:
+        for code in codes:
+            self.shoe.deal(code)
+        self.shoe.wait_acked()
+
+    def round(self, round_id: str) -> dict[str, Any]:
+        return self.ok("GET", f"/rounds/{round_id}")
+
+    def close(self) -> None:
+        self.client.close()
+        if self.shoe_on:
+            self.shoe.power_off()
+        self.daemon.stop()
+        self.plug.close()
+
+
+__all__ = ["DECK_ID", "KEY", "SERIAL", "TOKEN", "ShoeState", "Table", "WireShoe", "wait_for"]
