@@ -96,6 +96,9 @@ class ConfirmIn(BaseModel):
     flag: int = Field(ge=1)
     confirmed: bool
     supervisor: str = Field(min_length=1, max_length=80)
+    # Which of a proposed placement's candidates (1-based) the supervisor confirms; required
+    # when the flag offers more than one (a manual-device slip, 5.7/5.2).
+    candidate: int | None = Field(default=None, ge=1)
 
 
 class VoidIn(BaseModel):
@@ -266,7 +269,7 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
     @app.post("/rounds/{round_id}/confirmations", dependencies=auth, tags=["irregularities"])
     def confirm(round_id: str, body: ConfirmIn) -> dict[str, Any]:
         """A supervisor confirms (or rejects) a proposed reconstruction or a referral."""
-        return _done(control().confirm(round_id, body.flag, body.confirmed, body.supervisor))
+        return _done(control().confirm(round_id, body.flag, body.confirmed, body.supervisor, body.candidate))
 
     @app.post("/rounds/{round_id}/void", dependencies=auth, tags=["irregularities"])
     def void(round_id: str, body: VoidIn) -> dict[str, Any]:

@@ -162,10 +162,14 @@ class TableControl:
         return self._op(round_id, rounds.HandCountReported(flag=flag, position=position, count=count,
                                                            reporter=reporter))
 
-    def confirm(self, round_id: str, flag: int, confirmed: bool, supervisor: str) -> Done:
-        """A supervisor's confirmation (or rejection) of a proposal or referral."""
+    def confirm(self, round_id: str, flag: int, confirmed: bool, supervisor: str,
+                candidate: int | None = None) -> Done:
+        """A supervisor's confirmation (or rejection) of a proposal or referral.
+
+        ``candidate`` picks one of a proposed placement's candidates (1-based).
+        """
         return self._op(round_id, rounds.SupervisorConfirmation(flag=flag, confirmed=confirmed,
-                                                                supervisor=supervisor))
+                                                                supervisor=supervisor, candidate=candidate))
 
     def void(self, round_id: str, rule: str, reason: str, by: str) -> Done:
         """A supervisor voids the round."""

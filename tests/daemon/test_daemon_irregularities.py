@@ -199,3 +199,39 @@ def test_a_void_round_settles_with_every_wager_returned(make_table) -> None:  # 
     settlement = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]["settlement"]
     assert settlement["void"] is not None and set(_nets(settlement).values()) == {0}
     _replays_identically(table)
+
+
+def test_a_manual_deal_slip_waits_for_the_supervisor_to_pick_a_placement_5_7(make_table) -> None:  # type: ignore[no-untyped-def]
+    # TCP 3.8: one card at a time round seats 2, 5 and the dealer, three passes (9 cards). Seat 5
+    # missed one pass: the shoe's order cannot say which, so the supervisor picks the candidate.
+    table: Table = make_table(TCP, 7, dealing="manual")
+    table.power_on_and_load()
+    rid = _round(table)
+    table.deal(codes(["Ah", "3c", "2c", "Kh", "3d", "7d", "Qh", "9s"]))
+    table.shoe.key_press(2)
+    table.shoe.wait_acked()
+    [flag] = _flags(table, rid)
+    table.ok("POST", f"/rounds/{rid}/counts",
+             json={"flag": flag["id"], "position": {"kind": "seat", "seat": 5}, "count": 2, "reporter": "dealer"})
+    [flag] = _flags(table, rid)
+    assert flag["decision"] == "placement_proposed" and "5.7" in flag["rules"]
+    assert len(flag["candidates"]) == 3  # seat 5 may have missed any of the three passes
+    last_pass = next(c["number"] for c in flag["candidates"] if c["slip_pass"] == 3)
+    # Several candidates: a confirmation must name one.
+    refused = table.client.post(f"/rounds/{rid}/confirmations",
+                                json={"flag": flag["id"], "confirmed": True, "supervisor": "PS-17"})
+    assert 400 <= refused.status_code < 500
+    table.ok("POST", f"/rounds/{rid}/confirmations",
+             json={"flag": flag["id"], "confirmed": True, "supervisor": "PS-17", "candidate": last_pass})
+    snap = table.round(rid)
+    assert snap["void"] is None
+    assert snap["hands"]["seat 2"] == codes(["Ah", "Kh", "Qh"])
+    assert snap["hands"]["dealer"] == codes(["2c", "7d", "9s"])
+    table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
+    settlement = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]["settlement"]
+    nets = _nets(settlement)
+    assert nets[5] == 0  # seat 5's hand removed from play, wagers returned (5.7)
+    # Dealer 9 high does not qualify (3.11): ante 1 to 1 (+1000), play stands (0), and the royal
+    # A-K-Q of hearts takes the ante bonus 5 to 1 (4.2: +5000).
+    assert nets[2] == 6000
+    _replays_identically(table)
