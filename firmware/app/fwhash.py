@@ -1,0 +1,63 @@
+"""The firmware hash reported in HELLO (SPEC section 5, firmware/README.md "Manifest").
+
+The manifest of the firmware is every file named `main.py`, or under `app/`,
+`boards/`, `drivers/` or `lib/`, whose name ends in `.py` or `.mpy`, in the root of
+the flash. The hash is SHA-256 over those files sorted by path, each contributing
+`path` (UTF-8, `/`-separated, relative to the root), a NUL byte, its size as u32
+little-endian and its bytes. `cardshoe flash` computes the same over the files it
+copies, so a file left behind or changed on the board changes the hash.
+"""
+
+import hashlib
+import os
+import struct
+
+DIRS = ("app", "boards", "drivers", "lib")
+SUFFIXES = (".py", ".mpy")
+
+
+def _walk(root, rel, out):
+    try:
+        entries = os.ilistdir(root + rel)
+    except OSError:
+        return
+    for entry in entries:
+        name = entry[0]
+        path = rel + "/" + name
+        if entry[1] == 0x4000:
+            _walk(root, path, out)
+        elif name.endswith(SUFFIXES[0]) or name.endswith(SUFFIXES[1]):
+            out.append(path)
+
+
+def manifest(root=""):
+    """The firmware's file paths (relative to `root`), sorted."""
+    files = []
+    try:
+        os.stat(root + "main.py")
+        files.append("main.py")
+    except OSError:
+        pass
+    for d in DIRS:
+        _walk(root, d, files)
+    files.sort()
+    return files
+
+
+def firmware_hash(root=""):
+    """SHA-256 of the firmware files as listed by `manifest(root)`."""
+    h = hashlib.sha256()
+    buf = bytearray(256)
+    mv = memoryview(buf)
+    for path in manifest(root):
+        full = root + path
+        size = os.stat(full)[6]
+        h.update(path.encode())
+        h.update(struct.pack("<BI", 0, size))
+        with open(full, "rb") as f:
+            while True:
+                n = f.readinto(buf)
+                if not n:
+                    break
+                h.update(mv[:n])
+    return h.digest()

@@ -1,0 +1,132 @@
+"""Host frames in: the replay window, ACK and RESEND_FROM, commands and their REPLY.
+
+The wire codec's receiver checks each frame (COBS, CRC, version, flags, shoe, tag,
+direction, then replay against its window). Here (SPEC section 3.3) the window is
+the last accepted host `(epoch, seq)`: kept in RAM and written to flash with every
+state-changing command (the store saves it with the command's own state), so a
+recorded command replayed after a reboot is still refused.
+
+The host resends a command whose REPLY it did not get, with the same `(epoch, seq)`:
+that is a replay, so it is not executed again, but the REPLY it earned is repeated
+from a small cache so the host stops resending. A command is only taken when the
+outbox has a slot for its REPLY: otherwise the window is moved back (for it and every
+frame after it in the same read) so the host's resend is taken later. ACKs are always
+read, so a full outbox drains.
+"""
+
+import struct
+
+import wire
+from micropython import const
+
+_CACHE = const(4)
+_REPLY_REFUSED = const(1)
+_D_BAD_STATE = const(1)
+_D_BAD_MANIFEST = const(2)
+
+
+class Link:
+    """Dispatch host frames; `handler.command(type, payload, n)` returns (status, detail)."""
+
+    def __init__(self, store, outbox, handler):
+        self.store = store
+        self.outbox = outbox
+        self.handler = handler
+        self.rx = None
+        self.epoch = store.epoch
+        self.seq = store.hseq
+        self.replays = 0
+        self.ignored = 0  # authenticated frames of unknown type, or naming an older boot
+        self.rejected = 0  # frames the codec refused (noise, bad tag ...): rx.counts by reason
+        self._reply = bytearray(10)
+        self._c_epoch = [0] * _CACHE
+        self._c_seq = [0] * _CACHE
+        self._c_result = bytearray(_CACHE * 2)
+        self._c_next = 0
+        self._stalled = False
+
+    def attach(self, key, serial):
+        """Make the receiver for this shoe's key, its window from flash."""
+        self.epoch = self.store.epoch
+        self.seq = self.store.hseq
+        self.rx = wire.Receiver(key, serial, self.epoch, self.seq)
+
+    def feed(self, buf, n):
+        """Bytes from the serial line."""
+        rx = self.rx
+        self._stalled = False
+        for result in rx.feed(memoryview(buf)[:n]):
+            if self._stalled and result == wire.OK:
+                # A command before this one waits for room: nothing after it may move the
+                # window past it, or its resend would look like a replay.
+                rx.last_boot = self.epoch
+                rx.last_seq = self.seq
+            elif result is wire.OK or result == wire.OK:
+                self._frame(rx.mtype, rx.boot, rx.seq, rx.payload)
+            elif result == wire.REPLAY:
+                self.replays += 1
+                self._replayed(rx.mtype, rx.boot, rx.seq)
+            elif result == wire.UNKNOWN_TYPE:
+                self._accept(rx.boot, rx.seq)
+                self.ignored += 1
+            elif result == wire.BAD_PAYLOAD:
+                # Authenticated but malformed: a command is answered REFUSED, never acted on.
+                if wire.NEW_SHOE <= rx.mtype <= wire.CARDS_FROM:
+                    detail = _D_BAD_MANIFEST if rx.mtype == wire.NEW_SHOE else _D_BAD_STATE
+                    self._command_done(rx.boot, rx.seq, _REPLY_REFUSED, detail)
+                else:
+                    self._accept(rx.boot, rx.seq)
+            else:
+                self.rejected += 1
+
+    def _accept(self, epoch, seq):
+        self.epoch = epoch
+        self.seq = seq
+        # RAM copy; written to flash by the next state save (state-changing commands).
+        self.store.epoch = epoch
+        self.store.hseq = seq
+
+    def _frame(self, mtype, epoch, seq, payload):
+        if mtype == wire.ACK or mtype == wire.RESEND_FROM:
+            self._accept(epoch, seq)
+            boot, upto = struct.unpack_from("<II", payload, 0)
+            if boot != self.store.boot:
+                self.ignored += 1  # names an earlier boot of the shoe: acknowledges nothing now
+            elif mtype == wire.ACK:
+                self.outbox.ack(upto)
+            else:
+                self.outbox.resend_from(upto)
+            return
+        if self.outbox.free() == 0:
+            # No slot for the REPLY: forget we saw it (and what follows it); the host resends it.
+            self.rx.last_boot = self.epoch
+            self.rx.last_seq = self.seq
+            self._stalled = True
+            return
+        self._accept(epoch, seq)
+        status, detail = self.handler.command(mtype, payload, len(payload))
+        self._command_done(epoch, seq, status, detail)
+
+    def _command_done(self, epoch, seq, status, detail):
+        self._accept(epoch, seq)
+        i = self._c_next
+        self._c_next = (i + 1) % _CACHE
+        self._c_epoch[i] = epoch
+        self._c_seq[i] = seq
+        self._c_result[2 * i] = status
+        self._c_result[2 * i + 1] = detail
+        self._send_reply(epoch, seq, status, detail)
+
+    def _replayed(self, mtype, epoch, seq):
+        if not wire.NEW_SHOE <= mtype <= wire.CARDS_FROM:
+            return
+        for i in range(_CACHE):
+            if self._c_epoch[i] == epoch and self._c_seq[i] == seq and (epoch or seq):
+                if self.outbox.free():
+                    self._send_reply(epoch, seq, self._c_result[2 * i], self._c_result[2 * i + 1])
+                return
+
+    def _send_reply(self, epoch, seq, status, detail):
+        struct.pack_into("<IIBB", self._reply, 0, epoch, seq, status, detail)
+        if self.outbox.free():
+            self.outbox.push(wire.REPLY, self._reply, 10)

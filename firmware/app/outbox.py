@@ -1,0 +1,133 @@
+"""The outbox: every shoe frame, kept until the host's cumulative ACK (SPEC section 4).
+
+A fixed ring of preallocated slots holds the decoded payload, type and seq of each
+frame not yet acknowledged. Frames are encoded when sent (the RESENT flag changes the
+header, hence the tag and CRC), by the `emit(type, flags, seq, payload_mv, n)` callable
+the link gives (`payload_mv` is the slot's whole buffer; `n` bytes of it are the payload). No slot is ever overwritten before its ACK: when the ring is full the
+caller must wait (cards wait in the flash log, commands are resent by the host).
+"""
+
+import time
+
+from micropython import const
+
+from app.mem import take
+
+_SLOTS = const(16)
+# The largest shoe-to-host payload is HELLO's 51 bytes (CARD at most 35): slots need no more.
+_PAYLOAD_MAX = const(52)
+_FLAG_RESENT = const(1)
+
+
+class Outbox:
+    def __init__(self, emit, slots=_SLOTS, resend_ms=300, resend_max_ms=5000):
+        self._emit = emit
+        self.size = slots
+        mv = take(_PAYLOAD_MAX * slots)
+        self._mvs = [mv[i * _PAYLOAD_MAX : (i + 1) * _PAYLOAD_MAX] for i in range(slots)]
+        self._types = bytearray(slots)
+        self._lens = bytearray(slots)
+        self._head = 0  # slot of the oldest unacknowledged frame
+        self.count = 0
+        self.next_seq = 1
+        self.acked = 0  # every seq <= acked is acknowledged
+        self.resend_ms = resend_ms
+        self.resend_max_ms = resend_max_ms
+        self._backoff = resend_ms
+        self.ticks = time.ticks_ms  # replaceable clock (tests)
+        self._last_tx = self.ticks()
+        self.resent = 0  # frames retransmitted (service data)
+
+    def restart(self):
+        """Forget everything (a new boot: seq starts at 1)."""
+        self._head = 0
+        self.count = 0
+        self.next_seq = 1
+        self.acked = 0
+        self._backoff = self.resend_ms
+
+    def free(self):
+        return self.size - self.count
+
+    def idle_ms(self, now):
+        """Milliseconds since anything was last sent."""
+        return time.ticks_diff(now, self._last_tx)
+
+    def push(self, mtype, payload, n):
+        """Queue and send a new frame; returns its seq (the caller checked free())."""
+        if self.count >= self.size:
+            raise OverflowError("outbox full")
+        slot = (self._head + self.count) % self.size
+        buf = self._mvs[slot]
+        for i in range(n):
+            buf[i] = payload[i]
+        self._types[slot] = mtype
+        self._lens[slot] = n
+        seq = self.next_seq
+        self.next_seq += 1
+        if self.count == 0:
+            self._backoff = self.resend_ms  # the resend clock starts with the oldest frame
+        self.count += 1
+        self._send(slot, seq, 0)
+        return seq
+
+    def reserve_payload(self):
+        """The payload buffer of the next free slot, to build a payload in place."""
+        return self._mvs[(self._head + self.count) % self.size]
+
+    def push_in_place(self, mtype, n):
+        """Send the frame whose payload was built in `reserve_payload()`."""
+        slot = (self._head + self.count) % self.size
+        self._types[slot] = mtype
+        self._lens[slot] = n
+        seq = self.next_seq
+        self.next_seq += 1
+        if self.count == 0:
+            self._backoff = self.resend_ms
+        self.count += 1
+        self._send(slot, seq, 0)
+        return seq
+
+    def _send(self, slot, seq, flags):
+        self._last_tx = self.ticks()
+        self._emit(self._types[slot], flags, seq, self._mvs[slot], self._lens[slot])
+
+    def ack(self, seq):
+        """Cumulative ACK up to `seq`: free those slots. Returns how many were freed."""
+        if seq >= self.next_seq or seq <= self.acked:
+            return 0  # an ACK of a frame never sent, or an old one
+        freed = seq - self.acked
+        self.acked = seq
+        self._head = (self._head + freed) % self.size
+        self.count -= freed
+        self._backoff = self.resend_ms
+        self._last_tx = self.ticks()  # progress: give the rest a full timeout
+        return freed
+
+    def resend_from(self, seq):
+        """RESEND_FROM: retransmit every held frame from `seq` on, now."""
+        first = self.acked + 1
+        if seq < first:
+            seq = first
+        while seq < self.next_seq:
+            slot = (self._head + seq - first) % self.size
+            self.resent += 1
+            self._send(slot, seq, _FLAG_RESENT)
+            seq += 1
+        self._backoff = self.resend_ms
+
+    def service(self, now):
+        """Resend the oldest frame when its ACK is overdue, doubling the wait each time."""
+        if not self.count or time.ticks_diff(now, self._last_tx) < self._backoff:
+            return False
+        self.resent += 1
+        self._send(self._head, self.acked + 1, _FLAG_RESENT)
+        self._backoff = min(self._backoff * 2, self.resend_max_ms)
+        return True
+
+    def holds(self, mtype):
+        """True when an unacknowledged frame of type `mtype` is held."""
+        for i in range(self.count):
+            if self._types[(self._head + i) % self.size] == mtype:
+                return True
+        return False

@@ -1,0 +1,578 @@
+"""The shoe: boot, the main loop, and the host's commands.
+
+Boot: count the boot in flash before the first frame, rebuild the session's counts
+from the card log, hash the firmware, say HELLO. Then the loop, which never blocks
+for long: host bytes in, hardware events in, frames out (faults first, then keys,
+cards and deck status in the order they happened), resends and heartbeat, and the
+watchdog fed only when a pass of the loop completed.
+
+Cards are written to the flash log before they are framed, and framed from the log
+when the outbox has room, so a full outbox or a power cut never drops one.
+"""
+
+import gc
+import struct
+import time
+
+import micropython
+import wire
+from micropython import const
+
+from app.deck import Deck
+from app.mem import take
+from app.link import Link
+from app.outbox import Outbox
+from app.store import StorageError, Store
+
+FW_VERSION = (0, 1, 0)
+
+_EV_NONE = const(0)
+_EV_RFID = const(1)
+_EV_BARCODE = const(2)
+_EV_EXIT = const(3)
+_EV_KEY = const(4)
+_EV_FAULT = const(5)
+
+_T_HELLO = const(0x01)
+_T_CARD = const(0x02)
+_T_UNREAD = const(0x03)
+_T_DECK_STATUS = const(0x04)
+_T_FAULT = const(0x05)
+_T_KEY = const(0x06)
+_T_HEARTBEAT = const(0x07)
+
+_T_NEW_SHOE = const(0x83)
+_T_CONFIG = const(0x84)
+_T_TIME = const(0x85)
+_T_PING = const(0x86)
+_T_MAINTENANCE = const(0x87)
+_T_CLEAR = const(0x88)
+_T_CARDS_FROM = const(0x89)
+
+_F_READER = const(1)
+_F_JAM = const(2)
+_F_TAMPER = const(3)
+_F_SENSOR = const(4)
+_F_LOW_MEMORY = const(5)
+_F_OUTBOX_FULL = const(6)
+_F_STORAGE = const(7)
+_F_MANIFEST = const(8)
+# Faults that clear themselves; every other one is latched in flash until CLEAR.
+_TRANSIENT = const((1 << 5) | (1 << 6))
+
+_KEY_END_SHOE = const(4)
+
+_REPLY_OK = const(0)
+_REPLY_REFUSED = const(1)
+_D_BAD_STATE = const(1)
+_D_BAD_MANIFEST = const(2)
+_D_STORAGE = const(3)
+
+_MAINTENANCE_MAGIC = const(0x43544E4D)
+
+_REASON_REQUEST = const(0)
+_REASON_LOADED = const(1)
+_REASON_INTEGRITY = const(2)
+_REASON_END = const(3)
+
+_DECK_SIZE = const(52)
+_ENTRY = const(12)  # manifest slot: code, uid_len, uid[10] (as in deck and store)
+_UID_MAX = const(10)
+_RESERVE = const(2)  # outbox slots kept for REPLY and FAULT frames
+_KEYS = const(8)
+_LOW_MEM = const(4096)
+_MEM_CHECK_MS = const(1000)
+_EVENTS_PER_PASS = const(8)
+
+
+class Clock:
+    """Milliseconds since boot as a u32 (ticks_ms wraps much earlier on some ports)."""
+
+    def __init__(self):
+        self._last = time.ticks_ms()
+        self.ms = 0
+
+    def now(self):
+        t = time.ticks_ms()
+        self.ms = (self.ms + time.ticks_diff(t, self._last)) & 0xFFFFFFFF
+        self._last = t
+        return self.ms
+
+    def at(self, ticks):
+        """The u32 time of an event stamped with `ticks` (taken shortly before now)."""
+        return (self.ms + time.ticks_diff(ticks, self._last)) & 0xFFFFFFFF
+
+
+class Shoe:
+    def __init__(self, board, fw_hash=b"\x00" * 32, slots=16):
+        self.board = board
+        self.store = Store(board.root)
+        self.deck = Deck()
+        self.clock = Clock()
+        self.fw_hash = fw_hash
+        self.encoder = None
+        self._out = take(wire.OUT_SIZE)
+        self._out_mv = self._out
+        self.outbox = Outbox(self._emit, slots)
+        self.link = Link(self.store, self.outbox, self)
+        self.rx = take(64)
+        self.payload = take(64)
+        self._stage = take(_DECK_SIZE * _ENTRY)
+        self._stage_count = 0
+        self._stage_next = -1
+        self._stage_hdr = [0, 0, 0, 0]  # shoe_no, deck_id, scheme, parts
+        self._key_code = bytearray(_KEYS)
+        self._key_at = [0] * _KEYS
+        self._key_ms = [0] * _KEYS
+        self._key_head = 0
+        self._key_count = 0
+        self.next_frame = 1  # the next card index of the log to frame
+        self.status_reason = -1  # a DECK_STATUS waiting to be framed
+        self.transient = 0  # OUTBOX_FULL, LOW_MEMORY
+        self.condition = 0  # fault conditions the hardware reports now
+        self.fault_dirty = 0  # faults whose state the host has not been told
+        self.maintenance = False
+        self.time_offset = 0
+        self._led = -1
+        self._mem_at = 0
+        self.cards_lost = 0  # storage failures: cards framed but not logged
+
+    # -- boot -------------------------------------------------------------
+    def boot(self):
+        """Load provisioning and state, count this boot. False when not provisioned."""
+        st = self.store
+        if not st.load_ident():
+            return False
+        try:
+            st.count_boot()
+        except StorageError:
+            st.faults |= 1 << _F_STORAGE
+        d = self.deck
+        d.reset(st.shoe_no, st.deck_id, st.scheme, 0)
+        if st.scheme == 1:
+            d.entries = st.load_manifest(d.table)
+        d.integ_from = st.integ_from
+        try:
+            st.open_log(self._replay)
+        except StorageError:
+            st.faults |= 1 << _F_STORAGE
+        d.integ |= st.integ
+        if st.ended:
+            d.end_shoe()
+        st.cleanup()
+        self.next_frame = st.logged + 1
+        self.outbox.resend_ms = st.resend_ms
+        self.outbox.resend_max_ms = st.resend_max_ms
+        self.board.set_debounce(st.debounce_ms)
+        self.encoder = wire.Encoder(st.key, st.serial)
+        self.link.attach(st.key, st.serial)
+        return True
+
+    def _replay(self, st):
+        kind, _m, index, _s, _cd, code, _me, _r, flags, _t, _rl = st.unpack()
+        self.deck.count(kind, code, flags, index)
+
+    def hello(self):
+        d = self.deck
+        p = self.payload
+        struct.pack_into(
+            "<BBB32sBBIIHHH",
+            p,
+            0,
+            FW_VERSION[0],
+            FW_VERSION[1],
+            FW_VERSION[2],
+            self.fw_hash,
+            self.board.reset_cause,
+            self.board.readers,
+            d.shoe_no,
+            d.deck_id,
+            d.dealt,
+            d.integ,
+            self.active_faults(),
+        )
+        self.outbox.push(_T_HELLO, p, 51)
+
+    # -- faults -----------------------------------------------------------
+    def active_faults(self):
+        return self.store.faults | self.transient
+
+    def raise_fault(self, code):
+        bit = 1 << code
+        if bit & _TRANSIENT:
+            if self.transient & bit:
+                return
+            self.transient |= bit
+        else:
+            if self.store.faults & bit:
+                return
+            self.store.faults |= bit
+            self._save()
+        self.fault_dirty |= bit
+
+    def clear_transient(self, code):
+        bit = 1 << code
+        if self.transient & bit:
+            self.transient &= ~bit
+            self.fault_dirty |= bit
+
+    def _save(self):
+        try:
+            self.store.save()
+            return True
+        except StorageError:
+            if not self.store.faults & (1 << _F_STORAGE):
+                self.store.faults |= 1 << _F_STORAGE
+                self.fault_dirty |= 1 << _F_STORAGE
+            return False
+
+    # -- hardware events --------------------------------------------------
+    def on_event(self, ev):
+        b = self.board
+        d = self.deck
+        if ev == _EV_EXIT:
+            self.on_exit(self.clock.at(b.ev_ms))
+        elif ev == _EV_RFID:
+            d.on_rfid(b.ev_buf, b.ev_len, b.ev_arg)
+        elif ev == _EV_BARCODE:
+            d.on_barcode(b.ev_buf, b.ev_len, b.ev_arg)
+        elif ev == _EV_KEY:
+            self.on_key(b.ev_arg, self.clock.at(b.ev_ms))
+        elif ev == _EV_FAULT:
+            bit = 1 << b.ev_arg
+            if b.ev_on:
+                self.condition |= bit
+                self.raise_fault(b.ev_arg)
+            else:
+                self.condition &= ~bit  # the latch stays until the host's CLEAR
+
+    def on_exit(self, t_ms):
+        """A card left the shoe: identify, log to flash, count."""
+        d = self.deck
+        st = self.store
+        kind = d.identify()
+        index = d.dealt + 1
+        if not d.loaded:
+            self.raise_fault(_F_MANIFEST)
+        st.pack(kind, index, d.card_deck, d.code, d.method, d.retries, d.flags, t_ms, d.raw, d.raw_len)
+        try:
+            st.append()
+        except StorageError:
+            # The card is still framed from RAM below; the host sees the STORAGE fault.
+            st.logged = index
+            self.cards_lost += 1
+            self.raise_fault(_F_STORAGE)
+        d.clear_read()
+        if d.count(kind, d.code, d.flags, index):
+            self.status_reason = _REASON_INTEGRITY
+
+    def on_key(self, key, t_ms):
+        if key == _KEY_END_SHOE:
+            d = self.deck
+            d.end_shoe()
+            self.store.ended = 1
+            self.store.integ = d.integ
+            self._save()
+            self.status_reason = _REASON_END
+        if self._key_count >= _KEYS:
+            return  # eight keys waiting behind a stalled link: the dealer presses again
+        i = (self._key_head + self._key_count) % _KEYS
+        self._key_code[i] = key
+        self._key_at[i] = self.deck.dealt  # framed after the cards dealt before it
+        self._key_ms[i] = t_ms
+        self._key_count += 1
+
+    # -- frames out -------------------------------------------------------
+    def _emit(self, mtype, flags, seq, payload, n):
+        k = self.encoder.encode(mtype, flags, self.store.boot, seq, payload, self._out, n)
+        self.board.write_serial(self._out_mv[:k])
+
+    def pump(self):
+        """Frame what is waiting, in order, while the outbox has room."""
+        ob = self.outbox
+        d = self.deck
+        st = self.store
+        while self.fault_dirty and ob.free() > 0:
+            code = 1
+            while not self.fault_dirty & (1 << code):
+                code += 1
+            self.fault_dirty &= ~(1 << code)
+            struct.pack_into(
+                "<BBHI", self.payload, 0, code, 1 if self.active_faults() & (1 << code) else 0, 0, self.clock.ms
+            )
+            ob.push(_T_FAULT, self.payload, 8)
+        while ob.free() > _RESERVE:
+            if self._key_count and self._key_at[self._key_head] < self.next_frame:
+                i = self._key_head
+                struct.pack_into("<BBI", self.payload, 0, self._key_code[i], 0, self._key_ms[i])
+                self._key_head = (i + 1) % _KEYS
+                self._key_count -= 1
+                ob.push(_T_KEY, self.payload, 6)
+            elif self.next_frame <= st.logged:
+                if not self._frame_card(self.next_frame):
+                    break
+                self.next_frame += 1
+            elif self.status_reason >= 0:
+                self._frame_status(self.status_reason)
+                self.status_reason = -1
+            else:
+                break
+        if self.next_frame <= st.logged:
+            self.raise_fault(_F_OUTBOX_FULL)
+        elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > 0:
+            self.clear_transient(_F_OUTBOX_FULL)
+            if self.fault_dirty:
+                self.pump()
+        self._update_led()
+
+    def _frame_card(self, index):
+        st = self.store
+        r = st.rec
+        if r[2] | (r[3] << 8) != index or r[1] != 0xC5:
+            if not st.read(index):
+                self.raise_fault(_F_STORAGE)
+                return False
+        rm = st.rec_mv
+        p = self.outbox.reserve_payload()
+        # Log record -> payload by byte copy (layouts in store.REC_FMT and SPEC section 5).
+        p[0:4] = rm[4:8]  # shoe_no
+        p[4:6] = rm[2:4]  # index
+        if r[0] == _T_UNREAD:
+            p[6:10] = rm[16:20]  # t_ms
+            self.outbox.push_in_place(_T_UNREAD, 10)
+            return True
+        raw_len = r[20]
+        p[6:19] = rm[8:21]  # card_deck, code, method, retries, flags, t_ms, raw_len
+        p[19 : 19 + raw_len] = rm[21 : 21 + raw_len]
+        self.outbox.push_in_place(_T_CARD, 19 + raw_len)
+        return True
+
+    def _frame_status(self, reason):
+        d = self.deck
+        struct.pack_into(
+            "<IIBHHHBBBB7s",
+            self.payload,
+            0,
+            d.shoe_no,
+            d.deck_id,
+            reason,
+            d.dealt,
+            d.remaining,
+            d.integ,
+            d.duplicates,
+            d.foreign,
+            d.unread,
+            d.missing,
+            d.missing_map(),
+        )
+        self.outbox.push(_T_DECK_STATUS, self.payload, 26)
+
+    def _update_led(self):
+        if self.transient & (1 << _F_OUTBOX_FULL) or self.store.faults & (1 << _F_STORAGE):
+            mode = 2
+        elif self.active_faults() or self.deck.integ:
+            mode = 1
+        else:
+            mode = 0
+        if mode != self._led:
+            self._led = mode
+            self.board.led(mode)
+
+    def heartbeat(self, now):
+        ob = self.outbox
+        if ob.count == 0 and ob.idle_ms(ob.ticks()) >= self.store.heartbeat_ms:
+            struct.pack_into("<IHB", self.payload, 0, now, self.deck.dealt, ob.count)
+            ob.push(_T_HEARTBEAT, self.payload, 7)
+
+    # -- host commands (called by Link) -----------------------------------
+    def command(self, mtype, p, n):
+        if mtype == _T_NEW_SHOE:
+            return self._new_shoe(p, n)
+        if mtype == _T_CARDS_FROM:
+            if n != 6:
+                return _REPLY_REFUSED, _D_BAD_STATE
+            shoe_no, index = struct.unpack_from("<IH", p, 0)
+            if shoe_no != self.deck.shoe_no or index < 1 or index > self.store.logged + 1:
+                return _REPLY_REFUSED, _D_BAD_STATE
+            if index < self.next_frame:
+                self.next_frame = index
+            return _REPLY_OK, 0
+        if mtype == _T_PING:
+            return _REPLY_OK, 0
+        if mtype == _T_TIME:
+            if n != 8:
+                return _REPLY_REFUSED, _D_BAD_STATE
+            self.time_offset = struct.unpack_from("<Q", p, 0)[0] - self.clock.now()
+            return _REPLY_OK, 0
+        if mtype == _T_CONFIG:
+            if n != 8:
+                return _REPLY_REFUSED, _D_BAD_STATE
+            hb, rs, rmax, deb = struct.unpack_from("<HHHH", p, 0)
+            if not hb or not rs or rmax < rs:
+                return _REPLY_REFUSED, _D_BAD_STATE
+            st = self.store
+            st.heartbeat_ms, st.resend_ms, st.resend_max_ms, st.debounce_ms = hb, rs, rmax, deb
+            self.outbox.resend_ms = rs
+            self.outbox.resend_max_ms = rmax
+            self.board.set_debounce(deb)
+            return (_REPLY_OK, 0) if self._save() else (_REPLY_REFUSED, _D_STORAGE)
+        if mtype == _T_CLEAR:
+            if n != 4:
+                return _REPLY_REFUSED, _D_BAD_STATE
+            return self._clear(*struct.unpack_from("<HH", p, 0))
+        if mtype == _T_MAINTENANCE:
+            if n != 4 or struct.unpack_from("<I", p, 0)[0] != _MAINTENANCE_MAGIC:
+                return _REPLY_REFUSED, _D_BAD_STATE
+            if not self._save():
+                return _REPLY_REFUSED, _D_STORAGE
+            self.maintenance = True
+            return _REPLY_OK, 0
+        return _REPLY_REFUSED, _D_BAD_STATE
+
+    def _clear(self, integ_mask, fault_mask):
+        d = self.deck
+        st = self.store
+        before = d.integ
+        d.integ &= ~integ_mask
+        st.integ = d.integ
+        st.integ_from = d.dealt
+        d.integ_from = d.dealt
+        cleared = (st.faults | self.transient) & fault_mask
+        st.faults &= ~fault_mask
+        self.transient &= ~fault_mask
+        self.fault_dirty |= cleared
+        ok = self._save()
+        # A condition still present is raised again at once.
+        for code in range(1, 9):
+            if cleared & self.condition & (1 << code):
+                self.raise_fault(code)
+        if d.integ != before:
+            self.status_reason = _REASON_INTEGRITY
+        return (_REPLY_OK, 0) if ok else (_REPLY_REFUSED, _D_STORAGE)
+
+    def _new_shoe(self, p, n):
+        if n < 12:
+            return _REPLY_REFUSED, _D_BAD_MANIFEST
+        shoe_no, deck_id, scheme, part, parts, count = struct.unpack_from("<IIBBBB", p, 0)
+        if self.next_frame <= self.store.logged:
+            return _REPLY_REFUSED, _D_BAD_STATE  # cards of this shoe not yet framed
+        if shoe_no == 0 or (shoe_no == self.deck.shoe_no and self.deck.dealt):
+            return _REPLY_REFUSED, _D_BAD_STATE
+        hdr = self._stage_hdr
+        if scheme == 2:
+            if parts != 1 or part != 0 or count != 0 or n != 12:
+                return _REPLY_REFUSED, _D_BAD_MANIFEST
+            return self._start(shoe_no, deck_id, scheme, 0)
+        if scheme != 1 or parts == 0 or part >= parts:
+            return _REPLY_REFUSED, _D_BAD_MANIFEST
+        if part == 0:
+            hdr[0], hdr[1], hdr[2], hdr[3] = shoe_no, deck_id, scheme, parts
+            self._stage_count = 0
+            self._stage_next = 0
+        elif part != self._stage_next or hdr[0] != shoe_no or hdr[1] != deck_id or hdr[3] != parts:
+            return _REPLY_REFUSED, _D_BAD_STATE
+        t = self._stage
+        o = 12
+        for _ in range(count):
+            if o + 2 > n:
+                return self._bad_manifest()
+            code = p[o]
+            ulen = p[o + 1]
+            if code >= _DECK_SIZE or ulen not in (4, 7, 10) or o + 2 + ulen > n:
+                return self._bad_manifest()
+            if self._stage_count >= _DECK_SIZE:
+                return self._bad_manifest()
+            e = self._stage_count * _ENTRY
+            t[e] = code
+            t[e + 1] = ulen
+            for j in range(_UID_MAX):
+                t[e + 2 + j] = p[o + 2 + j] if j < ulen else 0
+            self._stage_count += 1
+            o += 2 + ulen
+        if o != n:
+            return self._bad_manifest()
+        self._stage_next = part + 1
+        if part + 1 < parts:
+            return _REPLY_OK, 0
+        # The last part: the whole manifest must be 52 distinct codes and distinct UIDs.
+        if self._stage_count != _DECK_SIZE:
+            return self._bad_manifest()
+        seen = bytearray(7)
+        for i in range(_DECK_SIZE):
+            c = t[i * _ENTRY]
+            if seen[c >> 3] & (1 << (c & 7)):
+                return self._bad_manifest()
+            seen[c >> 3] |= 1 << (c & 7)
+            a = i * _ENTRY
+            for k in range(i):
+                b = k * _ENTRY
+                j = 1
+                while j < _ENTRY and t[a + j] == t[b + j]:
+                    j += 1
+                if j == _ENTRY:
+                    return self._bad_manifest()
+        return self._start(shoe_no, deck_id, scheme, _DECK_SIZE)
+
+    def _bad_manifest(self):
+        self._stage_next = -1
+        return _REPLY_REFUSED, _D_BAD_MANIFEST
+
+    def _start(self, shoe_no, deck_id, scheme, count):
+        try:
+            self.store.new_session(shoe_no, deck_id, scheme, self._stage, count)
+        except StorageError:
+            self.raise_fault(_F_STORAGE)
+            return _REPLY_REFUSED, _D_STORAGE
+        d = self.deck
+        d.table, self._stage = self._stage, d.table
+        d.reset(shoe_no, deck_id, scheme, count)
+        self._stage_next = -1
+        self.next_frame = 1
+        for i in range(_KEYS):
+            self._key_at[i] = 0  # keys of the last shoe go out before the new shoe's cards
+        self.status_reason = _REASON_LOADED
+        return _REPLY_OK, 0
+
+    # -- the loop ---------------------------------------------------------
+    def step(self):
+        """One pass of the main loop; returns True when something happened."""
+        b = self.board
+        busy = False
+        n = b.read_serial(self.rx)
+        if n:
+            busy = True
+            self.link.feed(self.rx, n)
+        for _ in range(_EVENTS_PER_PASS):
+            ev = b.poll()
+            if ev == _EV_NONE:
+                break
+            busy = True
+            self.on_event(ev)
+        now = self.clock.now()
+        self.pump()
+        self.heartbeat(now)
+        self.outbox.service(self.outbox.ticks())
+        if time.ticks_diff(time.ticks_ms(), self._mem_at) >= _MEM_CHECK_MS:
+            self._mem_at = time.ticks_ms()
+            gc.collect()  # free memory is what a collection leaves, not the garbage of the moment
+            free = gc.mem_free()
+            if free < _LOW_MEM:
+                self.raise_fault(_F_LOW_MEMORY)
+            elif free > 2 * _LOW_MEM:
+                self.clear_transient(_F_LOW_MEMORY)
+        return busy
+
+    def run(self, idle_ms=10):
+        """Stream until the host's MAINTENANCE; returns then (the REPL follows)."""
+        b = self.board
+        self.hello()
+        b.ready(self.store.boot)
+        micropython.kbd_intr(-1)
+        b.wdt_start(8000)
+        try:
+            while not self.maintenance:
+                if not self.step():
+                    b.wait(idle_ms)
+                b.wdt_feed()  # reached only when a pass completed
+        finally:
+            micropython.kbd_intr(3)

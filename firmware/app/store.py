@@ -1,0 +1,376 @@
+"""Power-safe state: the only module that writes flash.
+
+Files under `<root>data/` (see firmware/README.md, "Flash layout"):
+
+- `ident.bin`  provisioning, written by `cardshoe flash`: magic `CSI1`, shoe serial
+  (u32), the 32-byte HMAC key, CRC-32. Never written by the firmware.
+- `state.bin`  one record, replaced whole by write-temp-then-rename (`state.tmp`):
+  boot counter, shoe session (shoe_no, deck_id, scheme, ended), the open error state
+  (integrity bits, latched faults), the last accepted host `(epoch, seq)` and the
+  link configuration; CRC-32 at the end.
+- `manifest.bin` the loaded deck's RFID manifest, replaced whole with the session.
+- `cNNNNNNNN.log` the card log of shoe session NNNNNNNN (hex): append-only fixed
+  44-byte records, each with its own CRC-32. A power cut during an append leaves a
+  short or bad last record: `open_log` keeps the records before it and rewrites the
+  file without it (write-temp-then-rename), so a torn write costs only the card whose
+  exit had not finished being recorded.
+
+Nothing is ever rewritten in place.
+"""
+
+import os
+import struct
+from binascii import crc32
+
+from micropython import const
+
+from app.mem import take
+
+_STATE_FMT = "<4sIIIBBHHHIIHHHH"
+_STATE_SIZE = const(44)  # struct.calcsize(_STATE_FMT) + 4 (CRC)
+_IDENT_FMT = "<4sI32s"
+_IDENT_SIZE = const(44)
+_STATE_MAGIC = b"CSS1"
+_IDENT_MAGIC = b"CSI1"
+
+# The card log record: kind (2 CARD, 3 UNREAD: the message types), magic, index,
+# shoe_no, card_deck, code, method, retries, flags, t_ms, raw_len, raw; then CRC-32.
+_REC_FMT = "<BBHIIBBBBIB16s3x"  # documentation: pack() writes it field by field
+_REC_SIZE = const(44)
+_REC_BODY = const(40)
+_REC_MAGIC = const(0xC5)
+_RAW_MAX = const(16)
+
+_MANIFEST_MAX = const(52)
+_ENTRY = const(12)  # manifest slot: code, uid_len, uid[10]
+
+
+class StorageError(Exception):
+    """A flash write failed (the caller raises FAULT STORAGE)."""
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+class Store:
+    """Owns every file the firmware writes; values live in plain attributes."""
+
+    def __init__(self, root=""):
+        self.dir = root + "data/"
+        # provisioning
+        self.serial = 0
+        self.key = None
+        # state.bin fields
+        self.boot = 0
+        self.shoe_no = 0
+        self.deck_id = 0
+        self.scheme = 0
+        self.ended = 0
+        self.integ = 0
+        self.integ_from = 0
+        self.faults = 0
+        self.epoch = 0
+        self.hseq = 0
+        self.heartbeat_ms = 2000
+        self.resend_ms = 300
+        self.resend_max_ms = 5000
+        self.debounce_ms = 5
+        self.state_ok = True
+        # the card log
+        self.logged = 0  # records in the current session's log
+        self.dropped = 0  # torn records dropped at boot
+        self.rec = take(_REC_SIZE)
+        self.rec_mv = self.rec
+        self._body = self.rec_mv[:_REC_BODY]
+        self._sbuf = take(_STATE_SIZE)
+        self._log = None
+
+    # -- paths ------------------------------------------------------------
+    def _path(self, name):
+        return self.dir + name
+
+    def _log_name(self, shoe_no):
+        return self.dir + "c%08x.log" % shoe_no
+
+    def _ensure_dir(self):
+        try:
+            os.mkdir(self.dir[:-1])
+        except OSError:
+            pass
+
+    def _replace(self, name, data):
+        """Write `data` to `name` by write-temp-then-rename."""
+        tmp = self._path(name + ".tmp")
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.rename(tmp, self._path(name))
+        except OSError as e:
+            raise StorageError(name) from e
+
+    # -- provisioning -----------------------------------------------------
+    def load_ident(self):
+        """Read ident.bin; True when the shoe is provisioned (serial and key)."""
+        try:
+            with open(self._path("ident.bin"), "rb") as f:
+                data = f.read(_IDENT_SIZE + 1)
+        except OSError:
+            return False
+        if len(data) != _IDENT_SIZE:
+            return False
+        magic, serial, key = struct.unpack_from(_IDENT_FMT, data)
+        if magic != _IDENT_MAGIC or crc32(memoryview(data)[:40]) != struct.unpack_from("<I", data, 40)[0]:
+            return False
+        self.serial = serial
+        self.key = key
+        return True
+
+    @staticmethod
+    def ident_bytes(serial, key):
+        """The ident.bin contents for `serial` and `key` (used by tests and the host)."""
+        body = struct.pack(_IDENT_FMT, _IDENT_MAGIC, serial, key)
+        return body + struct.pack("<I", crc32(body))
+
+    # -- state.bin --------------------------------------------------------
+    def load_state(self):
+        """Read state.bin; False (defaults kept) when absent or corrupt."""
+        try:
+            with open(self._path("state.bin"), "rb") as f:
+                n = f.readinto(self._sbuf)
+        except OSError:
+            return False
+        b = self._sbuf
+        if n != _STATE_SIZE or crc32(memoryview(b)[:-4]) != struct.unpack_from("<I", b, _STATE_SIZE - 4)[0]:
+            self.state_ok = False
+            return False
+        (
+            magic,
+            self.boot,
+            self.shoe_no,
+            self.deck_id,
+            self.scheme,
+            self.ended,
+            self.integ,
+            self.integ_from,
+            self.faults,
+            self.epoch,
+            self.hseq,
+            self.heartbeat_ms,
+            self.resend_ms,
+            self.resend_max_ms,
+            self.debounce_ms,
+        ) = struct.unpack_from(_STATE_FMT, b)
+        if magic != _STATE_MAGIC:
+            self.state_ok = False
+            return False
+        return True
+
+    def save(self):
+        """Write state.bin power-safely (raises StorageError)."""
+        b = self._sbuf
+        struct.pack_into(
+            _STATE_FMT,
+            b,
+            0,
+            _STATE_MAGIC,
+            self.boot,
+            self.shoe_no,
+            self.deck_id,
+            self.scheme,
+            self.ended,
+            self.integ,
+            self.integ_from,
+            self.faults,
+            self.epoch,
+            self.hseq,
+            self.heartbeat_ms,
+            self.resend_ms,
+            self.resend_max_ms,
+            self.debounce_ms,
+        )
+        struct.pack_into("<I", b, _STATE_SIZE - 4, crc32(memoryview(b)[:-4]))
+        self._ensure_dir()
+        self._replace("state.bin", b)
+
+    def count_boot(self):
+        """Load the state and count this boot in flash before any frame is sent."""
+        self.load_state()
+        self.boot += 1
+        self.save()
+        return self.boot
+
+    # -- the manifest -----------------------------------------------------
+    def save_manifest(self, table, count):
+        """Write the manifest table (`count` slots of _ENTRY bytes) power-safely."""
+        self._ensure_dir()
+        self._replace("manifest.bin", memoryview(table)[: count * _ENTRY])
+
+    def load_manifest(self, table):
+        """Fill `table` from manifest.bin; returns the number of entries (0 if none)."""
+        try:
+            with open(self._path("manifest.bin"), "rb") as f:
+                n = f.readinto(table)
+        except OSError:
+            return 0
+        return (n or 0) // _ENTRY
+
+    # -- a new shoe session -----------------------------------------------
+    def new_session(self, shoe_no, deck_id, scheme, table, count):
+        """Start shoe session `shoe_no`: manifest, then state, then an empty log.
+
+        A power cut between the steps leaves either the old session whole or the new
+        one (with the manifest of the new one, which the old one no longer needs).
+        """
+        old = self.shoe_no
+        self.close_log()
+        if scheme == 1:
+            self.save_manifest(table, count)
+        self.shoe_no = shoe_no
+        self.deck_id = deck_id
+        self.scheme = scheme
+        self.ended = 0
+        self.integ = 0
+        self.integ_from = 0
+        self.save()
+        try:
+            with open(self._log_name(shoe_no), "wb"):
+                pass
+            if old != shoe_no:
+                self._remove(self._log_name(old))
+        except OSError as e:
+            raise StorageError("log") from e
+        self.logged = 0
+        self._open_append()
+
+    def _remove(self, path):
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+    # -- the card log -----------------------------------------------------
+    def pack(self, kind, index, card_deck, code, method, retries, flags, t_ms, raw, raw_len):
+        """Fill `self.rec` with one record (raw is a buffer of at least raw_len bytes)."""
+        r = self.rec
+        struct.pack_into(
+            "<BBHIIBBBBIB",
+            r,
+            0,
+            kind,
+            _REC_MAGIC,
+            index,
+            self.shoe_no,
+            card_deck,
+            code,
+            method,
+            retries,
+            flags,
+            t_ms & 0xFFFFFFFF,
+            raw_len,
+        )
+        mv = self.rec_mv
+        for i in range(_RAW_MAX):
+            r[21 + i] = raw[i] if i < raw_len else 0
+        struct.pack_into("<I", r, _REC_BODY, crc32(self._body))
+        return mv
+
+    def unpack(self):
+        """The fields of `self.rec`: kind, index, shoe, card_deck, code, method, retries, flags, t_ms, raw_len."""
+        return struct.unpack_from("<BBHIIBBBBIB", self.rec, 0)
+
+    def _valid(self, expect_index):
+        r = self.rec
+        if r[1] != _REC_MAGIC or crc32(self._body) != struct.unpack_from("<I", r, _REC_BODY)[0]:
+            return False
+        index, shoe = struct.unpack_from("<HI", r, 2)
+        return index == expect_index and shoe == self.shoe_no and r[0] in (2, 3) and r[20] <= _RAW_MAX
+
+    def open_log(self, visit=None):
+        """Read the current session's log at boot, calling `visit(store)` per good record.
+
+        Drops a torn tail (short record, bad CRC, wrong index) by rewriting the log
+        without it. Returns the number of good records.
+        """
+        name = self._log_name(self.shoe_no)
+        good = 0
+        size = 0
+        try:
+            size = os.stat(name)[6]
+            with open(name, "rb") as f:
+                while f.readinto(self.rec) == _REC_SIZE and self._valid(good + 1):
+                    good += 1
+                    if visit is not None:
+                        visit(self)
+        except OSError:
+            size = 0
+            good = 0
+        if size != good * _REC_SIZE:
+            self.dropped = (size - good * _REC_SIZE + _REC_SIZE - 1) // _REC_SIZE
+            self._truncate(name, good)
+        self.logged = good
+        self._open_append()
+        return good
+
+    def _truncate(self, name, good):
+        tmp = self.dir + "log.tmp"
+        try:
+            with open(name, "rb") as src, open(tmp, "wb") as dst:
+                for _ in range(good):
+                    src.readinto(self.rec)
+                    dst.write(self.rec)
+            os.rename(tmp, name)
+        except OSError:
+            self._ensure_dir()
+            with open(name, "wb"):
+                pass
+
+    def _open_append(self):
+        self._ensure_dir()
+        try:
+            self._log = open(self._log_name(self.shoe_no), "ab")
+        except OSError as e:
+            self._log = None
+            raise StorageError("log") from e
+
+    def close_log(self):
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def append(self):
+        """Append `self.rec` (already packed) to the log and make it durable."""
+        if self._log is None:
+            self._open_append()
+        try:
+            self._log.write(self.rec)
+            self._log.flush()
+        except OSError as e:
+            raise StorageError("log") from e
+        self.logged += 1
+
+    def read(self, index):
+        """Load record `index` (1-based) of the current log into `self.rec`; False if absent."""
+        if index < 1 or index > self.logged:
+            return False
+        try:
+            with open(self._log_name(self.shoe_no), "rb") as f:
+                f.seek((index - 1) * _REC_SIZE)
+                return f.readinto(self.rec) == _REC_SIZE and self._valid(index)
+        except OSError:
+            return False
+
+    def cleanup(self):
+        """Remove logs of other sessions and stray temp files (after a cut mid-switch)."""
+        keep = "c%08x.log" % self.shoe_no
+        try:
+            names = os.listdir(self.dir[:-1])
+        except OSError:
+            return
+        for name in names:
+            if (name.endswith(".log") and name != keep) or name.endswith(".tmp"):
+                self._remove(self.dir + name)

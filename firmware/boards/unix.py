@@ -1,0 +1,326 @@
+"""The virtual board: the MicroPython unix port on a pseudo-terminal.
+
+THE BOARD INTERFACE (every `boards/<name>.py` defines a class `Board` with exactly
+these members; `boards/pico.py` implements the same on the Raspberry Pi Pico).
+
+Attributes (read by the app after `start()`):
+    name         str   "unix" or "pico"
+    readers      int   HELLO `readers` bitmask: 1 RFID (MFRC522), 2 barcode
+    root         str   prefix of the flash filesystem paths ("" = the current
+                       directory, which is `/` on a board); the app's state lives in
+                       `root + "data/"`, the firmware files under `root`
+    reset_cause  int   HELLO `reset_cause`: 0 unknown, 1 power on, 2 watchdog,
+                       3 soft reset, 4 hard reset, 5 deep sleep
+    ev_buf       bytearray(32)  data of the event `poll()` returned: the RFID UID
+                       bytes (EV_RFID) or the barcode text as read, without CR/LF
+                       (EV_BARCODE); the board owns it and reuses it
+    ev_len       int   number of valid bytes in `ev_buf`
+    ev_arg       int   EV_RFID/EV_BARCODE: reader retries before this read;
+                       EV_KEY: key code (1 NEW_ROUND, 2 DEAL_COMPLETE, 3 EXPOSURE,
+                       4 END_SHOE); EV_FAULT: fault code (SPEC section 5 FAULT:
+                       1 READER, 2 JAM, 3 TAMPER, 4 SENSOR)
+    ev_on        int   EV_FAULT: 1 the condition began, 0 it ended
+    ev_ms        int   `time.ticks_ms()` when the event happened (for EV_EXIT the
+                       time the sensor fired, taken in its interrupt)
+
+Methods:
+    start()            open the hardware; called once, before anything below
+    key_held() -> bool a dealer key is held down at boot: the app returns to the
+                       REPL instead of streaming (so mpremote can reflash)
+    read_serial(buf) -> int   never blocks: bytes from the host into `buf`
+                       (a bytearray), returns how many (0 when none)
+    write_serial(mv)   write all of `mv` to the host (bounded wait)
+    poll() -> int      never blocks: the next hardware event, one of EV_NONE,
+                       EV_RFID, EV_BARCODE, EV_EXIT, EV_KEY, EV_FAULT (numbers in
+                       `boards/__init__.py`), with the ev_* attributes set. Events
+                       come in the order they happened; an exit event comes after
+                       the reads of the card that left. Interrupts only queue
+                       events in preallocated rings; poll() hands them out.
+    wait(ms)           sleep at most `ms`, returning early when host bytes or an
+                       event are waiting (the main loop's idle)
+    ready(boot)        the app is streaming under boot counter `boot`
+    led(mode)          status LED: 0 off, 1 on, 2 blink
+    set_debounce(ms)   exit-sensor debounce time
+    wdt_start(ms)      start the watchdog (never stops); wdt_feed() feeds it
+    close()            release the hardware before returning to the REPL
+
+This board: serial is the process's stdin/stdout (the pseudo-terminal of the
+virtual board, set raw here); the reader, exit sensor, keys and fault conditions
+come from the bench's sim socket `CARDSHOE_SIM` (line protocol in
+docs/INTERFACES / hil: `rfid HEX`, `barcode TEXT`, `exit`, `key NAME`,
+`jam on|off`, `lid open|closed`, `reader ok|fail`; we answer `ready BOOT` and
+`led off|on|blink`), reconnecting when the bench goes away. Flash is whatever
+filesystem is mounted at the current directory (the virtual board mounts a
+littlefs2 image at `/`). No watchdog: wdt_* do nothing. Environment:
+`CARDSHOE_KEY_HELD=1` means a key is held at boot; `CARDSHOE_RESET_CAUSE=N`
+overrides the reset cause (default 1, power on); `CARDSHOE_ROOT` the root prefix.
+"""
+
+import os
+import select
+import socket
+import struct
+import sys
+import time
+
+from micropython import const
+
+_EV_NONE = const(0)
+_EV_RFID = const(1)
+_EV_BARCODE = const(2)
+_EV_EXIT = const(3)
+_EV_KEY = const(4)
+_EV_FAULT = const(5)
+
+_LINE = const(96)
+_RECONNECT_MS = const(250)
+_KEYS = {b"new_round": 1, b"deal_complete": 2, b"exposure": 3, b"end_shoe": 4}
+_FAULTS = {b"reader": 1, b"jam": 2, b"lid": 3}
+_ON = {b"fail": 1, b"ok": 0, b"on": 1, b"off": 0, b"open": 1, b"closed": 0}
+_LED = (b"led off\n", b"led on\n", b"led blink\n")
+
+
+def _hexval(c):
+    if 48 <= c <= 57:
+        return c - 48
+    c |= 0x20
+    if 97 <= c <= 102:
+        return c - 87
+    return -1
+
+
+class Board:
+    name = "unix"
+
+    def __init__(self):
+        self.readers = 3
+        self.root = os.getenv("CARDSHOE_ROOT") or ""
+        self.reset_cause = int(os.getenv("CARDSHOE_RESET_CAUSE") or "1")
+        self.ev_buf = bytearray(32)
+        self.ev_len = 0
+        self.ev_arg = 0
+        self.ev_on = 0
+        self.ev_ms = 0
+        self._sim_path = os.getenv("CARDSHOE_SIM")
+        self._sock = None
+        self._next_try = time.ticks_ms()
+        self._line = bytearray(_LINE)
+        self._line_len = 0
+        self._overlong = False
+        self._rx = bytearray(128)
+        self._rx_len = 0
+        self._rx_pos = 0
+        self._boot = None
+        self._led = 0
+        self._in = sys.stdin.buffer
+        self._out = sys.stdout.buffer
+        self._poll = select.poll()
+        self._in_poll = select.poll()
+        self._one = bytearray(1)
+        self._tty_saved = None
+
+    # -- life cycle -------------------------------------------------------
+    def start(self):
+        try:
+            import termios
+
+            self._tty_saved = termios.tcgetattr(0)
+            termios.setraw(0)
+        except Exception:
+            self._tty_saved = None  # not a terminal (a pipe in tests)
+        self._poll.register(self._in, select.POLLIN)
+        self._in_poll.register(self._in, select.POLLIN)
+        self._connect()
+
+    def close(self):
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._tty_saved is not None:
+            import termios
+
+            termios.tcsetattr(0, termios.TCSANOW, self._tty_saved)
+
+    def key_held(self):
+        return os.getenv("CARDSHOE_KEY_HELD") == "1"
+
+    # -- serial -----------------------------------------------------------
+    def read_serial(self, buf):
+        # The unix port's readinto() waits to fill the whole buffer, so take the bytes
+        # one at a time while the terminal has some.
+        n = 0
+        one = self._one
+        while n < len(buf) and self._stdin_ready():
+            if not self._in.readinto(one, 1):
+                break
+            buf[n] = one[0]
+            n += 1
+        return n
+
+    def _stdin_ready(self):
+        for obj, ev in self._in_poll.poll(0):
+            return ev & select.POLLIN
+        return False
+
+    def write_serial(self, mv):
+        done = 0
+        total = len(mv)
+        while done < total:
+            n = self._out.write(mv[done:])
+            if n is None:
+                n = 0
+            done += n
+            if not n:
+                time.sleep_ms(1)
+
+    def wait(self, ms):
+        if self._rx_pos < self._rx_len:
+            return
+        self._poll.poll(ms)
+
+    # -- outputs ----------------------------------------------------------
+    def ready(self, boot):
+        self._boot = boot
+        self._send_ready()
+
+    def led(self, mode):
+        self._led = mode
+        self._sim_send(_LED[mode])
+
+    def set_debounce(self, ms):
+        pass  # the bench fires the sensor once per card: nothing to debounce
+
+    def wdt_start(self, ms):
+        pass
+
+    def wdt_feed(self):
+        pass
+
+    # -- the sim socket ---------------------------------------------------
+    def _send_ready(self):
+        if self._boot is not None:
+            self._sim_send(b"ready %d\n" % self._boot)
+            self._sim_send(_LED[self._led])
+
+    def _sim_send(self, data):
+        if self._sock is None:
+            return
+        try:
+            self._sock.write(data)
+        except OSError:
+            self._drop()
+
+    def _connect(self):
+        if not self._sim_path:
+            return
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(struct.pack("H108s", socket.AF_UNIX, self._sim_path.encode()))
+        except OSError:
+            s.close()
+            self._next_try = time.ticks_add(time.ticks_ms(), _RECONNECT_MS)
+            return
+        s.setblocking(False)
+        self._sock = s
+        self._poll.register(s, select.POLLIN)
+        self._rx_len = self._rx_pos = self._line_len = 0
+        self._send_ready()
+
+    def _drop(self):
+        if self._sock is not None:
+            try:
+                self._poll.unregister(self._sock)
+            except Exception:
+                pass
+            self._sock.close()
+        self._sock = None
+        self._next_try = time.ticks_add(time.ticks_ms(), _RECONNECT_MS)
+
+    def _fill(self):
+        # Returns False when no byte is available now.
+        if self._rx_pos < self._rx_len:
+            return True
+        if self._sock is None:
+            if self._sim_path and time.ticks_diff(time.ticks_ms(), self._next_try) >= 0:
+                self._connect()
+            return False
+        try:
+            n = self._sock.readinto(self._rx)
+        except OSError as e:
+            if e.errno == 11:  # EAGAIN: nothing yet
+                return False
+            self._drop()
+            return False
+        if n is None:
+            return False
+        if n == 0:  # the bench closed the socket
+            self._drop()
+            return False
+        self._rx_len = n
+        self._rx_pos = 0
+        return True
+
+    def poll(self):
+        while self._fill():
+            c = self._rx[self._rx_pos]
+            self._rx_pos += 1
+            if c == 10:
+                n = self._line_len
+                self._line_len = 0
+                if self._overlong:
+                    self._overlong = False
+                    continue
+                ev = self._parse(n)
+                if ev:
+                    return ev
+            elif self._line_len < _LINE:
+                self._line[self._line_len] = c
+                self._line_len += 1
+            else:
+                self._overlong = True
+        return _EV_NONE
+
+    def _parse(self, n):
+        line = self._line
+        sp = 0
+        while sp < n and line[sp] != 32:
+            sp += 1
+        word = bytes(line[:sp])
+        arg = bytes(line[sp + 1 : n]).strip() if sp < n else b""
+        self.ev_ms = time.ticks_ms()
+        if word == b"exit":
+            return _EV_EXIT
+        if word == b"rfid":
+            k = 0
+            i = 0
+            while i + 1 < len(arg) and k < len(self.ev_buf):
+                hi = _hexval(arg[i])
+                lo = _hexval(arg[i + 1])
+                if hi < 0 or lo < 0:
+                    return _EV_NONE  # a garbled line from the bench, not a read
+                self.ev_buf[k] = (hi << 4) | lo
+                k += 1
+                i += 2
+            if k == 0:
+                return _EV_NONE
+            self.ev_len = k
+            self.ev_arg = 0
+            return _EV_RFID
+        if word == b"barcode":
+            k = min(len(arg), len(self.ev_buf))
+            self.ev_buf[:k] = arg[:k]
+            self.ev_len = k
+            self.ev_arg = 0
+            return _EV_BARCODE
+        if word == b"key":
+            code = _KEYS.get(arg)
+            if code:
+                self.ev_arg = code
+                return _EV_KEY
+            return _EV_NONE
+        code = _FAULTS.get(word)
+        if code and arg in _ON:
+            self.ev_arg = code
+            self.ev_on = _ON[arg]
+            return _EV_FAULT
+        return _EV_NONE

@@ -1,0 +1,271 @@
+"""`cardshoe flash`: compile, copy and provision the firmware onto a board, then verify it.
+
+    cardshoe flash --port PORT [--serial N] [--keys DIR] [--timeout S]
+
+1. Compile firmware/{app,boards,drivers,lib} with mpy-cross (main.py stays source).
+2. Hash the built files as the firmware does at boot (firmware/app/fwhash.py).
+3. With the real mpremote: remove the old firmware files (data/ is kept: the boot
+   counter must never go back, or the host would take the shoe's frames for replays),
+   copy the new ones, and write data/ident.bin: the shoe serial and a new 32-byte
+   HMAC key. The key goes only into the host key store (mode 0600) and, through a
+   private temporary file, onto the board's flash; it is never printed.
+4. Soft-reset the board (from the friendly REPL, so main.py runs), read its HELLO on the serial port with the new key, and
+   check that the firmware hash it reports is the one computed here.
+
+The board must be at its REPL: a fresh board, one booted with a dealer key held, or
+one the daemon sent MAINTENANCE (a streaming shoe ignores Ctrl-C by design).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .keys import KeyStore, KeyStoreError
+
+FIRMWARE_DIRS = ("app", "boards", "drivers", "lib")
+HASH_SUFFIXES = (".py", ".mpy")
+
+
+class FlashError(Exception):
+    """A step of flashing failed; the message says which and what to do."""
+
+
+class VerifyError(FlashError):
+    """The board booted but reports another firmware hash, or no HELLO came."""
+
+
+@dataclass(frozen=True)
+class Build:
+    """A compiled firmware tree ready to copy."""
+
+    root: Path
+    files: tuple[str, ...]  # paths relative to root, '/'-separated, sorted
+    fw_hash: bytes
+
+
+def repo_firmware() -> Path:
+    """The firmware/ folder of this checkout."""
+    here = Path(__file__).resolve().parent.parent / "firmware"
+    if not (here / "main.py").exists():
+        raise FlashError(f"no firmware at {here}")
+    return here
+
+
+def _tool(name: str) -> str:
+    beside = Path(sys.executable).with_name(name)
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    if not found:
+        raise FlashError(f"{name} not found: install the cardshoe package's dependencies")
+    return found
+
+
+def manifest(root: Path) -> list[str]:
+    """The firmware's files under `root`, sorted: the rule of firmware/app/fwhash.py."""
+    files = ["main.py"] if (root / "main.py").is_file() else []
+    for d in FIRMWARE_DIRS:
+        base = root / d
+        if base.is_dir():
+            for p in base.rglob("*"):
+                if p.is_file() and p.name.endswith(HASH_SUFFIXES):
+                    files.append(p.relative_to(root).as_posix())
+    return sorted(files)
+
+
+def firmware_hash(root: Path) -> bytes:
+    """SHA-256 over each manifest file: path, NUL, u32 size, bytes (as the firmware computes it)."""
+    h = hashlib.sha256()
+    for rel in manifest(root):
+        data = (root / rel).read_bytes()
+        h.update(rel.encode())
+        h.update(struct.pack("<BI", 0, len(data)))
+        h.update(data)
+    return h.digest()
+
+
+def build(dest: Path, source: Path | None = None) -> Build:
+    """Compile the firmware into `dest` (mpy-cross; main.py copied as source)."""
+    src = source or repo_firmware()
+    mpy_cross = _tool("mpy-cross")
+    for d in FIRMWARE_DIRS:
+        for py in sorted((src / d).rglob("*.py")):
+            out = dest / py.relative_to(src).with_suffix(".mpy")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run([mpy_cross, "-o", str(out), str(py)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise FlashError(f"mpy-cross failed on {py}: {proc.stderr.strip()}")
+    shutil.copy(src / "main.py", dest / "main.py")
+    return Build(dest, tuple(manifest(dest)), firmware_hash(dest))
+
+
+def ident_bytes(serial: int, key: bytes) -> bytes:
+    """data/ident.bin: magic, serial, key, CRC-32 (firmware/app/store.py)."""
+    body = struct.pack("<4sI32s", b"CSI1", serial, key)
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+_CLEAN = """
+import os
+def rm(p):
+    try:
+        for e in os.ilistdir(p):
+            q = p + '/' + e[0]
+            if e[1] == 0x4000:
+                rm(q)
+            else:
+                os.remove(q)
+        os.rmdir(p)
+    except OSError:
+        pass
+for d in ('app', 'boards', 'drivers', 'lib'):
+    rm(d)
+try:
+    os.remove('main.py')
+except OSError:
+    pass
+try:
+    os.mkdir('data')
+except OSError:
+    pass
+"""
+
+_READ_SERIAL = """
+try:
+    f = open('data/ident.bin', 'rb'); d = f.read(8); f.close()
+    print('SERIAL', d[4] | d[5] << 8 | d[6] << 16 | d[7] << 24 if d[:4] == b'CSI1' else 0)
+except OSError:
+    print('SERIAL', 0)
+"""
+
+
+def _mpremote(port: str, *args: str, timeout: float = 120.0) -> str:
+    argv = [_tool("mpremote"), "connect", port, *args]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise FlashError(
+            f"mpremote timed out on {port}: is the board streaming? Boot it with a dealer key held, "
+            "or send it MAINTENANCE from the daemon, then flash again"
+        ) from None
+    if proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise FlashError(f"mpremote {' '.join(args[:2])} failed on {port}: {detail[-1] if detail else proc.returncode}")
+    return proc.stdout
+
+
+def read_serial_from_board(port: str) -> int:
+    """The serial already provisioned on the board, or 0."""
+    out = _mpremote(port, "exec", _READ_SERIAL)
+    for line in out.splitlines():
+        if line.startswith("SERIAL "):
+            return int(line.split()[1])
+    return 0
+
+
+def copy_and_provision(port: str, fw: Build, serial: int, key: bytes) -> None:
+    """Clean the old firmware, copy the build and write ident.bin, with mpremote."""
+    with tempfile.TemporaryDirectory(prefix="cardshoe-ident-") as private:
+        os.chmod(private, 0o700)
+        ident = Path(private) / "ident.bin"
+        fd = os.open(ident, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, ident_bytes(serial, key))
+        finally:
+            os.close(fd)
+        args = ["exec", _CLEAN]
+        for d in FIRMWARE_DIRS:
+            if (fw.root / d).is_dir():
+                args += ["+", "fs", "cp", "-r", str(fw.root / d), ":"]
+        args += ["+", "fs", "cp", str(fw.root / "main.py"), ":main.py"]
+        args += ["+", "fs", "cp", str(ident), ":data/ident.bin"]
+        _mpremote(port, *args)
+
+
+def reset_and_read_hello(port: str, serial: int, key: bytes, timeout: float) -> tuple[bytes, int]:
+    """Soft-reset the board into main.py and wait for its HELLO; returns (fw_hash, boot counter).
+
+    A soft reset from the raw REPL (mpremote's) does not run main.py on a board, so the
+    reset is done from the friendly REPL: Ctrl-C, Ctrl-B (leave the raw REPL), Ctrl-D.
+    """
+    import serial as pyserial
+
+    from cardshoe import protocol as P
+
+    rx = P.Receiver(keys=lambda s: key if s == serial else None)
+    end = time.monotonic() + timeout
+    reasons: dict[str, int] = {}
+    with pyserial.serial_for_url(port, baudrate=115200, timeout=0.1) as line:
+        line.write(b"\r\x03\x03\x02")
+        time.sleep(0.3)
+        line.reset_input_buffer()
+        line.write(b"\x04")
+        while time.monotonic() < end:
+            data = line.read(512)
+            if not data:
+                continue
+            for item in rx.feed(data):
+                if isinstance(item, P.Frame):
+                    if isinstance(item.message, P.Hello):
+                        return item.message.fw_hash, item.boot
+                else:
+                    reasons[str(item.reason)] = reasons.get(str(item.reason), 0) + 1
+    seen = ", ".join(f"{k} x{v}" for k, v in reasons.items()) or "nothing"
+    raise VerifyError(f"no HELLO from shoe {serial} on {port} within {timeout:.0f}s (rejected: {seen})")
+
+
+def flash(
+    port: str, serial: int | None, keys: KeyStore, timeout: float = 20.0, log: Callable[[str], None] = print
+) -> Build:
+    """Run the whole procedure; returns the build. Raises FlashError/VerifyError."""
+    with tempfile.TemporaryDirectory(prefix="cardshoe-build-") as tmp:
+        fw = build(Path(tmp))
+        log(f"built {len(fw.files)} files, firmware hash {fw.fw_hash.hex()}")
+        if serial is None:
+            serial = read_serial_from_board(port)
+            if not serial:
+                raise FlashError("the board has no shoe serial yet: give one with --serial N")
+            log(f"shoe serial {serial} (from the board)")
+        key = keys.create(serial)
+        log(f"new key for shoe {serial} stored in {keys.path(serial)}")
+        copy_and_provision(port, fw, serial, key)
+        log(f"copied and provisioned over {port}; resetting")
+        reported, boot = reset_and_read_hello(port, serial, key, timeout)
+        if reported != fw.fw_hash:
+            raise VerifyError(
+                f"shoe {serial} reports firmware hash {reported.hex()}, expected {fw.fw_hash.hex()}: "
+                "the copy is incomplete or other files are on the board; flash again"
+            )
+        log(f"verified: shoe {serial} boot {boot} runs firmware {fw.fw_hash.hex()}")
+        return fw
+
+
+def main(argv: Sequence[str]) -> int:
+    """`cardshoe flash` entry point."""
+    parser = argparse.ArgumentParser(prog="cardshoe flash", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", required=True, help="serial port of the board (e.g. /dev/ttyACM0)")
+    parser.add_argument("--serial", type=int, help="shoe serial to provision (default: the board's)")
+    parser.add_argument("--keys", help="key store directory (default $CARDSHOE_KEYS or ~/.local/share/cardshoe/keys)")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for the HELLO")
+    args = parser.parse_args(list(argv))
+    if args.serial is not None and not 0 < args.serial < 2**32:
+        print(f"cardshoe flash: --serial {args.serial} is not in 1..4294967295", file=sys.stderr)
+        return 2
+    try:
+        flash(args.port, args.serial, KeyStore(args.keys), args.timeout)
+    except (FlashError, KeyStoreError) as e:
+        print(f"cardshoe flash: {e}", file=sys.stderr)
+        return 1
+    return 0

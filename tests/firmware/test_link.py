@@ -1,0 +1,232 @@
+"""The link of the real firmware over a pseudo-terminal: replay refused, host commands, resends.
+
+The firmware runs as a process (tests/firmware/vshoe.py); the host side is the host codec.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import cardshoe.protocol as P
+from vshoe import Host, VShoe, uid_of
+
+
+@pytest.fixture
+def shoe(tmp_path: Path, fw_build: Path) -> Iterator[tuple[VShoe, Host]]:
+    vs = VShoe(tmp_path / "shoe", fw_build)
+    host = Host(vs)
+    assert vs.power_on() == 1
+    host.until(lambda: host.hello is not None)
+    yield vs, host
+    vs.close()
+
+
+def load(host: Host, shoe_no: int) -> list[bytes]:
+    """Load a 52-card RFID shoe part by part; returns the frames as sent (a recording)."""
+    frames = []
+    for part in range(4):
+        entries = tuple(P.ManifestEntry(code=c, uid=uid_of(c)) for c in range(part * 13, part * 13 + 13))
+        wire = host.vs.peer.host_frame(P.NewShoe(shoe_no=shoe_no, deck_id=7, scheme=1, part=part, parts=4, entries=entries))
+        seq = host.vs.peer.seq
+        host.vs.write(wire)
+        host.until(lambda: any(r.seq == seq and r.status == 0 for r in host.replies))
+        frames.append(wire)
+    return frames
+
+
+def deal(vs: VShoe, host: Host, code: int) -> P.Card:
+    before = len(host.placed)
+    vs.send_sim(f"rfid {uid_of(code).hex()}", "exit")
+    host.until(lambda: len(host.placed) > before)
+    last = [f.message for f in vs.peer.frames if isinstance(f.message, P.Card)][-1]
+    assert isinstance(last, P.Card)
+    return last
+
+
+def replies_to(host: Host, seq: int) -> list[P.Reply]:
+    return [r for r in host.replies if r.seq == seq]
+
+
+def test_a_replayed_command_is_not_executed_but_its_reply_is_repeated(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    recorded = load(host, 5)
+    load(host, 6)
+    assert deal(vs, host, 3).shoe_no == 6
+    # The host resends the last command of shoe 6 (same epoch and seq, RESENT): answered again.
+    last = host.replies[-1].seq  # the last command (the host's ACKs have seqs too)
+    n = len(replies_to(host, last))
+    vs.send(P.Ping(nonce=1), seq=last, flags=P.FLAG_RESENT)
+    host.until(lambda: len(replies_to(host, last)) > n)
+    # A recording of shoe 5's NEW_SHOE is replayed: refused, the session stays shoe 6.
+    before = len(host.replies)
+    for wire in recorded:
+        vs.write(wire)
+    host.pump(0.3)
+    card = deal(vs, host, 4)
+    assert (card.shoe_no, card.index) == (6, 2), (host.replies[before - 6:], [(f.type.name, f.seq, f.resent) for f in vs.peer.frames[-12:]])
+
+
+def test_the_replay_window_survives_a_reboot(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    recorded = load(host, 5)
+    load(host, 6)
+    vs.cut()
+    assert vs.power_on() == 2
+    host.hello = None
+    host.until(lambda: host.hello is not None)
+    for wire in recorded:  # a recorded command of the last epoch, replayed after the reboot
+        vs.write(wire)
+    host.pump(0.3)
+    assert deal(vs, host, 9).shoe_no == 6
+
+
+def test_an_ack_of_an_earlier_boot_acknowledges_nothing(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    vs.cut()
+    assert vs.power_on() == 2
+    vs.send(P.Ack(boot=1, seq=1))  # HELLO of boot 2 is seq 1 too, but this names boot 1
+    time.sleep(0.4)
+    frames = vs.receive(0.5)
+    hellos = [f for f in frames if isinstance(f.message, P.Hello)]
+    assert hellos and hellos[-1].boot == 2 and hellos[-1].resent
+
+
+def test_a_frame_made_with_another_key_is_ignored(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    forged = P.encode_frame(P.Ping(nonce=7), key=b"X" * 32, shoe=vs.serial, boot=1, seq=5000)
+    vs.write(forged)
+    host.pump(0.4)
+    assert not replies_to(host, 5000)
+    # and a genuine one right after is answered (the window did not move)
+    seq = vs.send(P.Ping(nonce=8))
+    host.until(lambda: bool(replies_to(host, seq)))
+
+
+def test_resend_from_sends_again_from_that_seq_with_the_resent_flag(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    load(host, 5)
+    host.pump(0.2)
+    # Two cards the host receives but does not acknowledge (no pump): they stay in the outbox.
+    vs.send_sim(f"rfid {uid_of(1).hex()}", "exit", f"rfid {uid_of(2).hex()}", "exit")
+    first = [f for f in vs.receive(0.2) if isinstance(f.message, P.Card)]
+    assert [f.message.index for f in first] == [1, 2] and not any(f.resent for f in first)
+    vs.send(P.ResendFrom(boot=first[0].boot, seq=first[0].seq))
+    again = [f for f in vs.receive(0.2) if f.resent and isinstance(f.message, P.Card)]
+    assert [f.seq for f in again][:2] == [first[0].seq, first[1].seq]
+    assert [f.message.index for f in again][:2] == [1, 2]
+
+
+def test_config_time_ping_and_heartbeat(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    r = host.command(P.Config(heartbeat_ms=200, resend_ms=100, resend_max_ms=400, debounce_ms=3))
+    assert r.status == 0
+    assert host.command(P.Time(unix_ms=1_700_000_000_000)).status == 0
+    assert host.command(P.Ping(nonce=99)).status == 0
+    vs.receive(0.1)
+    beats = [f for f in vs.receive(1.0) if isinstance(f.message, P.Heartbeat)]
+    assert len(beats) >= 2  # every 200 ms now, acked by the host peer
+    bad = host.command(P.Config(heartbeat_ms=200, resend_ms=500, resend_max_ms=100, debounce_ms=3))
+    assert (bad.status, bad.detail) == (1, 1)
+
+
+def test_error_states_survive_a_power_cycle_until_clear(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    host.allow_unread = True
+    load(host, 5)
+    vs.send_sim("exit")  # an unread card
+    vs.send_sim("jam on")
+    host.until(lambda: any(isinstance(f.message, P.Fault) and f.message.code == 2 for f in vs.peer.frames))
+    host.until(lambda: any(s.integrity & 4 for s in host.statuses))
+    vs.cut()
+    assert vs.power_on() == 2
+    host.hello = None
+    host.until(lambda: host.hello is not None)
+    assert host.hello is not None
+    assert host.hello.integrity == 4 and host.hello.faults == 1 << 2 and host.hello.dealt == 1
+    vs.send_sim("jam off")
+    r = host.command(P.Clear(integrity_mask=4, fault_mask=1 << 2))
+    assert r.status == 0
+    host.until(lambda: any(isinstance(f.message, P.Fault) and f.message.code == 2 and f.message.active == 0 for f in vs.peer.frames))
+    vs.cut()
+    assert vs.power_on() == 3
+    host.hello = None
+    host.until(lambda: host.hello is not None)
+    assert host.hello is not None
+    assert (host.hello.integrity, host.hello.faults, host.hello.dealt) == (0, 0, 1)
+
+
+def test_bad_manifests_are_refused(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    one = (P.ManifestEntry(code=1, uid=uid_of(1)),)
+    twice = P.NewShoe(shoe_no=5, deck_id=7, scheme=1, part=0, parts=1, entries=one + one)
+    assert (host.command(twice).status, host.command(twice).detail) == (1, 2)
+    short = P.NewShoe(shoe_no=5, deck_id=7, scheme=1, part=0, parts=1, entries=one)
+    assert host.command(short).detail == 2
+    assert host.command(P.NewShoe(shoe_no=0, deck_id=7, scheme=2, part=0, parts=1)).status == 1
+
+
+def test_maintenance_returns_to_the_repl(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    r = host.command(P.Maintenance())
+    assert r.status == 0
+    assert vs.proc is not None
+    vs.proc.wait(timeout=5)  # main.py ended: on a board the REPL takes over
+    assert vs.proc.returncode == 0
+
+
+def test_the_unix_board_reconnects_to_the_bench_and_drives_the_led(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    assert vs.sim_line(2) == "led off"  # after `ready 1`, the LED state
+    vs.send_sim("jam on")
+    line = vs.sim_line(3)
+    while line == "led off":
+        line = vs.sim_line(3)
+    assert line == "led on"
+    # The bench goes away and comes back: the board reconnects and says ready again.
+    assert vs.sim is not None
+    vs.sim.close()
+    vs._listener.settimeout(5)
+    vs.sim, _ = vs._listener.accept()
+    vs.sim.setblocking(False)
+    vs.sim_buf = b""
+    assert vs.sim_line(3) == "ready 1"
+    assert vs.sim_line(3) == "led on"
+    # and cards still flow
+    load(host, 5)
+    assert deal(vs, host, 8).code == 8
+
+
+def test_a_full_outbox_raises_the_fault_keeps_every_card_and_drains_on_ack(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    load(host, 5)
+    host.pump(0.2)
+    # 20 cards while the host acknowledges nothing: 16 slots cannot hold them all.
+    for c in range(20):
+        vs.send_sim(f"rfid {uid_of(c).hex()}", "exit")
+    frames = vs.receive(0.6)
+    faults = [f.message for f in frames if isinstance(f.message, P.Fault)]
+    assert any(f.code == 6 and f.active == 1 for f in faults)
+    assert len({f.message.index for f in frames if isinstance(f.message, P.Card)}) < 20
+    # A command sent while the outbox is full is answered once there is room.
+    ping = vs.send(P.Ping(nonce=3))
+    # The host now takes what it missed (RESEND_FROM, in order) and acknowledges.
+    host.until(lambda: len(host.placed) == 20, timeout=15)
+    assert [host.placed[(5, i)] for i in range(1, 21)] == list(range(20))
+    host.until(lambda: any(isinstance(f.message, P.Fault) and f.message.code == 6 and f.message.active == 0
+                           for f in vs.peer.frames), timeout=10)
+    host.until(lambda: bool(replies_to(host, ping)), timeout=10)
+
+
+def test_dealer_keys_are_framed_in_order_with_the_cards(shoe: tuple[VShoe, Host]) -> None:
+    vs, host = shoe
+    load(host, 5)
+    vs.send_sim(f"rfid {uid_of(1).hex()}", "exit", "key new_round", f"rfid {uid_of(2).hex()}", "exit",
+                "key deal_complete", "key exposure")
+    host.until(lambda: sum(isinstance(f.message, P.Key) for f in vs.peer.frames) == 3)
+    order = [(type(f.message).__name__, getattr(f.message, "key", getattr(f.message, "index", None)))
+             for f in vs.peer.frames if isinstance(f.message, (P.Card, P.Key))]
+    assert order == [("Card", 1), ("Key", 1), ("Card", 2), ("Key", 2), ("Key", 3)]

@@ -1,0 +1,125 @@
+"""The outbox and the power-safe store, each on its own under micropython with a 64 KB heap."""
+
+from __future__ import annotations
+
+OUTBOX = """
+from app.outbox import Outbox
+sent = []
+now = [0]
+def emit(t, flags, seq, mv, n):
+    sent.append((t, flags, seq, bytes(mv[:n])))
+ob = Outbox(emit, slots=4, resend_ms=300, resend_max_ms=1000)
+ob.ticks = lambda: now[0]
+"""
+
+
+def test_outbox_full_cumulative_ack_resend_and_backoff(mpy) -> None:  # type: ignore[no-untyped-def]
+    out = mpy(OUTBOX + """
+for i in range(4):
+    ob.push(2, bytes((i,)), 1)
+print('FREE', ob.free())
+try:
+    ob.push(2, b'x', 1)
+except OverflowError:
+    print('FULL')
+print('SEQS', [s[2] for s in sent])
+# no ACK: the oldest is resent after 300, then 600, then 1000 (capped), with RESENT set
+marks = []
+for t in range(0, 3000, 50):
+    now[0] = t
+    if ob.service(now[0]):
+        marks.append((t, sent[-1][1], sent[-1][2]))
+print('RESENDS', marks)
+print('ACK', ob.ack(2), ob.free(), ob.acked)
+print('OLDACK', ob.ack(1), ob.ack(9), ob.free())
+sent.clear()
+ob.resend_from(3)
+print('FROM', [(s[1], s[2], s[3]) for s in sent])
+ob.push(2, b'z', 1)
+print('NEXT', sent[-1][2], ob.holds(2), ob.holds(7))
+""")
+    assert "FREE 0" in out and "FULL" in out
+    assert "SEQS [1, 2, 3, 4]" in out
+    assert "RESENDS [(300, 1, 1), (900, 1, 1), (1900, 1, 1), (2900, 1, 1)]" in out  # 300, 600, then capped at 1000
+    assert "ACK 2 2 2" in out
+    assert "OLDACK 0 0 2" in out
+    assert "FROM [(1, 3, b'\\x02'), (1, 4, b'\\x03')]" in out
+    assert "NEXT 5 True False" in out
+
+
+STORE = """
+import shoetest as T
+from app.store import Store
+bd = T.BlockDev(path=IMG)
+root = T.mount(bd)
+"""
+
+
+def test_store_survives_remount_and_drops_a_torn_record(mpy) -> None:  # type: ignore[no-untyped-def]
+    out = mpy(STORE + """
+st = Store(root)
+print('BOOT', st.count_boot(), st.count_boot())
+st.faults = 1 << 2
+st.epoch, st.hseq = 3, 17
+st.new_session(42, 7, 2, bytearray(0), 0)
+raw = bytearray(16)
+for i in range(1, 4):
+    st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
+    st.append()
+st.close_log()
+T.unmount()
+# a power cut in the middle of the fourth append: half a record at the end
+vfs_root = T.mount(bd, fresh=False)
+with open(root + 'data/c0000002a.log', 'ab') as f:
+    f.write(b'\\x02\\xc5\\x04\\x00' + b'\\x00' * 10)
+T.unmount()
+T.mount(bd, fresh=False)
+st2 = Store(root)
+print('LOAD', st2.load_state(), st2.boot, st2.shoe_no, st2.deck_id, st2.faults, st2.epoch, st2.hseq)
+seen = []
+st2.open_log(lambda s: seen.append(s.unpack()[2]))
+print('LOG', seen, st2.logged, st2.dropped)
+import os
+print('SIZE', os.stat(root + 'data/c0000002a.log')[6])
+st2.pack(3, 4, 0, 255, 0, 0, 0, 5, raw, 0)
+st2.append()
+print('READ', st2.read(2), st2.unpack()[2], st2.read(4), st2.unpack()[0], st2.read(5))
+# a bad CRC in the middle of the log is a bad record too: keep what comes before it
+st2.close_log()
+with open(root + 'data/c0000002a.log', 'rb') as f:
+    data = bytearray(f.read())
+data[44 + 10] ^= 0xFF
+with open(root + 'data/c0000002a.log', 'wb') as f:
+    f.write(data)
+st3 = Store(root)
+st3.load_state()
+print('CRC', st3.open_log(), st3.logged)
+""")
+    assert "BOOT 1 2" in out
+    assert "LOAD True 2 42 7 4 3 17" in out
+    assert "LOG [1, 2, 3] 3 1" in out
+    assert "SIZE 132" in out
+    assert "READ True 2 True 3 False" in out
+    assert "CRC 1 1" in out
+
+
+def test_ident_and_state_refuse_corruption(mpy) -> None:  # type: ignore[no-untyped-def]
+    out = mpy(STORE + """
+st = Store(root)
+print('NOIDENT', st.load_ident())
+T.provision(root, 77, b'\\x11' * 32)
+print('IDENT', st.load_ident(), st.serial, st.key == b'\\x11' * 32)
+with open(root + 'data/ident.bin', 'r+b') as f:
+    f.seek(10); f.write(b'\\x00')
+st2 = Store(root)
+print('BADIDENT', st2.load_ident())
+st.count_boot()
+with open(root + 'data/state.bin', 'r+b') as f:
+    f.seek(5); f.write(b'\\xff')
+st3 = Store(root)
+print('BADSTATE', st3.load_state(), st3.state_ok)
+""")
+    assert "NOIDENT False" in out
+    assert "IDENT True 77 True" in out
+    assert "BADIDENT False" in out
+    assert "BADSTATE False False" in out

@@ -1,0 +1,307 @@
+"""A virtual shoe for the firmware tests: the real firmware in `micropython` on a pty.
+
+The firmware (compiled with mpy-cross, main.py as source) lives in a littlefs2 image
+that persists across power cycles; the process's stdin/stdout are the slave side of a
+real pseudo-terminal (the shoe's USB serial), and the sim socket of INTERFACES.md
+feeds the reader, exit sensor and keys. `cut()` is a power cut: SIGKILL at any instant.
+The host side of the link is the host codec, `cardshoe.protocol`.
+
+(The bench's `cardshoe.hil.vboard.VirtualBoard` does the same and more; this small one
+keeps the firmware tests independent of it.)
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import time
+import tty
+from dataclasses import dataclass, field
+from typing import Callable
+from pathlib import Path
+
+from cardshoe import protocol as P
+from cardshoe.protocol import Frame, MessageType
+
+from micropython_runner import micropython_executable
+
+HERE = Path(__file__).resolve().parent
+VBOOT = HERE / "mpy" / "vboot.py"
+IMAGE_SIZE = 64 * 4096
+
+
+def ident_bytes(serial: int, key: bytes) -> bytes:
+    """data/ident.bin as `cardshoe flash` writes it (firmware/app/store.py)."""
+    import zlib
+
+    body = struct.pack("<4sI32s", b"CSI1", serial, key)
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def uid_of(code: int, deck: int = 7) -> bytes:
+    """The test decks' 7-byte RFID UID of card `code` (unique per deck)."""
+    return bytes((0x04, deck, code, 0xA0, 0xB1, 0xC2, code ^ 0x5A))
+
+
+class ShoeTimeout(AssertionError):
+    """The shoe did not say what the test waited for."""
+
+
+@dataclass
+class Peer:
+    """The host side of the link: decodes shoe frames, encodes host frames, acks like the daemon."""
+
+    serial: int
+    key: bytes
+    epoch: int = 1
+    seq: int = 0
+    boot: int = 0  # the shoe boot being received
+    next_seq: int = 1  # the next shoe seq expected in that boot
+    frames: list[Frame] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rx = P.Receiver(keys=lambda s: self.key if s == self.serial else None)
+
+    def host_frame(self, message: object, seq: int | None = None, flags: int = 0) -> bytes:
+        if seq is None:
+            self.seq += 1
+            seq = self.seq
+        return P.encode_frame(message, key=self.key, shoe=self.serial, boot=self.epoch, seq=seq, flags=flags)  # type: ignore[arg-type]
+
+
+class VShoe:
+    """The firmware on a pty with a sim socket and a persistent littlefs image."""
+
+    def __init__(self, workdir: Path, build: Path, serial: int = 1001, key: bytes = b"K" * 32,
+                 heapsize: str = "96k") -> None:
+        self.dir = workdir
+        self.serial = serial
+        self.key = key
+        self.heapsize = heapsize
+        self.image = workdir / "flash.img"
+        self.sim_path = workdir / "sim.sock"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.master = -1
+        self.sim: socket.socket | None = None
+        self.sim_buf = b""
+        self.peer = Peer(serial, key)
+        self.inbox = b""
+        self._install(build)
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.sim_path))
+        self._listener.listen(1)
+
+    def _install(self, build: Path) -> None:
+        tree = self.dir / "tree"
+        shutil.copytree(build, tree, ignore=shutil.ignore_patterns("shoetest.mpy", "vboot.mpy"))
+        (tree / "data").mkdir(exist_ok=True)
+        (tree / "data" / "ident.bin").write_bytes(ident_bytes(self.serial, self.key))
+        with open(self.image, "wb") as f:
+            f.write(b"\xff" * IMAGE_SIZE)
+        env = dict(os.environ, VS_IMG=str(self.image), VS_MODE="install", VS_SRC=str(tree))
+        subprocess.run([micropython_executable(), str(VBOOT)], env=env, check=True, timeout=30)
+
+    # -- power ----------------------------------------------------------------
+    def power_on(self) -> int:
+        """Start the interpreter; returns the boot counter the shoe announced on the sim socket."""
+        master, slave = pty.openpty()
+        tty.setraw(slave)
+        tty.setraw(master)
+        env = dict(os.environ, VS_IMG=str(self.image), VS_MODE="run", CARDSHOE_BOARD="unix",
+                   CARDSHOE_SIM=str(self.sim_path))
+        self.proc = subprocess.Popen(
+            [micropython_executable(), "-X", f"heapsize={self.heapsize}", str(VBOOT)],
+            stdin=slave, stdout=slave, stderr=subprocess.PIPE, env=env, close_fds=True,
+        )
+        os.close(slave)
+        self.master = master
+        self._listener.settimeout(10)
+        try:
+            self.sim, _ = self._listener.accept()
+        except socket.timeout:
+            raise ShoeTimeout(f"the firmware did not connect to the sim socket: {self._stderr()}") from None
+        self.sim.setblocking(False)
+        self.sim_buf = b""
+        line = self.sim_line(10)
+        if not line.startswith("ready "):
+            raise ShoeTimeout(f"expected 'ready N', got {line!r}")
+        return int(line.split()[1])
+
+    def _stderr(self) -> str:
+        if self.proc is not None and self.proc.poll() is not None and self.proc.stderr:
+            return self.proc.stderr.read().decode("utf-8", "replace")
+        return ""
+
+    def cut(self) -> None:
+        """Power cut: SIGKILL the interpreter wherever it is."""
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+            if self.proc.stderr:
+                self.proc.stderr.close()
+            self.proc = None
+        if self.sim is not None:
+            self.sim.close()
+            self.sim = None
+        if self.master >= 0:
+            os.close(self.master)
+            self.master = -1
+        self.inbox = b""
+
+    def close(self) -> None:
+        self.cut()
+        self._listener.close()
+
+    # -- sim channel --------------------------------------------------------------
+    def send_sim(self, *lines: str) -> None:
+        assert self.sim is not None
+        self.sim.setblocking(True)
+        self.sim.sendall("".join(line + "\n" for line in lines).encode())
+        self.sim.setblocking(False)
+
+    def sim_line(self, timeout: float) -> str:
+        assert self.sim is not None
+        end = time.monotonic() + timeout
+        while b"\n" not in self.sim_buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise ShoeTimeout(f"no line on the sim socket {self._stderr()}")
+            r, _, _ = select.select([self.sim], [], [], left)
+            if r:
+                data = self.sim.recv(256)
+                if not data:
+                    raise ShoeTimeout(f"the shoe closed the sim socket {self._stderr()}")
+                self.sim_buf += data
+        line, _, self.sim_buf = self.sim_buf.partition(b"\n")
+        return line.decode()
+
+    # -- serial -------------------------------------------------------------------
+    def write(self, data: bytes) -> None:
+        os.write(self.master, data)
+
+    def send(self, message: object, seq: int | None = None, flags: int = 0) -> int:
+        """Send a host frame; returns its seq."""
+        wire = self.peer.host_frame(message, seq=seq, flags=flags)
+        self.write(wire)
+        return seq if seq is not None else self.peer.seq
+
+    def receive(self, timeout: float = 0.05) -> list[Frame]:
+        """Decode what the shoe wrote within `timeout`; returns the frames (rejections recorded)."""
+        out: list[Frame] = []
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            r, _, _ = select.select([self.master], [], [], max(left, 0))
+            if not r:
+                break
+            try:
+                data = os.read(self.master, 4096)
+            except OSError:
+                break
+            for item in self.peer.rx.feed(data):
+                if isinstance(item, Frame):
+                    out.append(item)
+                else:
+                    self.peer.rejected.append(str(item.reason))
+        self.peer.frames.extend(out)
+        return out
+
+    def wait_for(self, mtype: MessageType, timeout: float = 5.0) -> tuple[Frame, list[Frame]]:
+        """Receive until a frame of `mtype`; returns it and every frame seen meanwhile."""
+        seen: list[Frame] = []
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for f in self.receive(0.05):
+                seen.append(f)
+                if f.type == mtype:
+                    return f, seen
+        raise ShoeTimeout(f"no {mtype.name} within {timeout}s (saw {[f.type.name for f in seen]}) {self._stderr()}")
+
+    def ack(self, boot: int, seq: int) -> None:
+        self.send(P.Ack(boot=boot, seq=seq))
+
+
+class Host:
+    """In-order acceptance, cumulative ACK, RESEND_FROM on a gap, cards placed by index."""
+
+    def __init__(self, vs: VShoe) -> None:
+        self.vs = vs
+        self.boot = 0
+        self.next = 1
+        self.placed: dict[tuple[int, int], int] = {}  # (shoe_no, index) -> code
+        self.hello: P.Hello | None = None
+        self.replies: list[P.Reply] = []
+        self.statuses: list[P.DeckStatus] = []
+        self.flags_seen = 0
+        self.resends_asked = 0
+        self.allow_unread = False
+
+    def pump(self, timeout: float) -> list[Frame]:
+        accepted: list[Frame] = []
+        frames = self.vs.receive(timeout)
+        gap = False
+        for f in frames:
+            if f.boot < self.boot:
+                continue  # a frame of an earlier boot still in the line
+            if f.boot > self.boot:
+                self.boot, self.next = f.boot, 1
+            if f.seq < self.next:
+                continue  # a resent duplicate: answered by the ACK below
+            if f.seq > self.next:
+                gap = True
+                continue
+            self.next += 1
+            accepted.append(f)
+            self._act(f)
+        if frames and self.boot:
+            if gap:
+                self.resends_asked += 1
+                self.vs.send(P.ResendFrom(boot=self.boot, seq=self.next))
+            if self.next > 1:
+                self.vs.ack(self.boot, self.next - 1)
+        return accepted
+
+    def _act(self, f: Frame) -> None:
+        m = f.message
+        if isinstance(m, P.Hello):
+            self.hello = m
+        elif isinstance(m, P.Card):
+            key = (m.shoe_no, m.index)
+            if key in self.placed:
+                assert self.placed[key] == m.code, f"index {key} came back as another card"
+            self.placed[key] = m.code
+            self.flags_seen |= m.flags
+        elif isinstance(m, P.Unread):
+            if not self.allow_unread:
+                raise AssertionError(f"unread card {m}: every dealt card had a tag")
+            self.placed[(m.shoe_no, m.index)] = -1
+        elif isinstance(m, P.Reply):
+            self.replies.append(m)
+        elif isinstance(m, P.DeckStatus):
+            self.statuses.append(m)
+
+    def until(self, pred: Callable[[], bool], timeout: float = 8.0) -> None:
+        end = time.monotonic() + timeout
+        while not pred():
+            assert time.monotonic() < end, "the shoe did not get there in time"
+            self.pump(0.02)
+
+    def command(self, message: object) -> P.Reply:
+        seq = self.vs.send(message)
+        end = time.monotonic() + 8
+        while True:
+            for r in self.replies:
+                if r.seq == seq and r.epoch == self.vs.peer.epoch:
+                    return r
+            assert time.monotonic() < end, f"no REPLY to {message}"
+            self.pump(0.02)
+
+    def count(self, shoe_no: int) -> int:
+        return sum(1 for (s, _) in self.placed if s == shoe_no)
