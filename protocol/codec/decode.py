@@ -27,7 +27,8 @@ from .frames import Frame, Receiver, Rejection
 from .messages import message_fields, parse_payload
 from .spec import FLAG_RESENT, MessageType, direction_of
 
-_HEX_CHARS = set(string.hexdigits + string.whitespace + ":")
+#: `0x` before a byte or at the start of a run (`0x00 0x01`, `0x0001`), never inside one.
+_HEX_PREFIX = re.compile(r"(?<![0-9A-Fa-f])0[xX](?=[0-9A-Fa-f])")
 
 
 class CaptureError(Exception):
@@ -35,7 +36,7 @@ class CaptureError(Exception):
 
 
 def read_capture(data: bytes, fmt: str) -> bytes:
-    """The wire bytes of a capture: `raw`, `hex` (whitespace, `:` and `#` comments
+    """The wire bytes of a capture: `raw`, `hex` (whitespace, `:`, `0x` prefixes and `#` comments
     allowed), or `auto` (hex when the whole file is hex text, else raw)."""
     if fmt == "auto":
         fmt = "hex" if _looks_hex(data) else "raw"
@@ -45,16 +46,23 @@ def read_capture(data: bytes, fmt: str) -> bytes:
         text = data.decode("ascii")
     except UnicodeDecodeError:
         raise CaptureError("hex capture contains non-ASCII bytes") from None
-    lines = [line.split("#", 1)[0] for line in text.splitlines()]
-    digits = re.sub(r"[\s:]", "", "".join(lines))
-    if digits.lower().startswith("0x"):
-        digits = digits[2:]
+    pieces = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        digits = _hex_digits(line)
+        bad = next((ch for ch in digits if ch not in string.hexdigits), None)
+        if bad is not None:
+            raise CaptureError(f"hex capture line {number}: {bad!r} is not a hex digit")
+        pieces.append(digits)
+    digits = "".join(pieces)
     if len(digits) % 2:
         raise CaptureError(f"hex capture has an odd number of digits ({len(digits)})")
-    try:
-        return bytes.fromhex(digits)
-    except ValueError as exc:
-        raise CaptureError(f"hex capture is not hex: {exc}") from None
+    return bytes.fromhex(digits)
+
+
+def _hex_digits(line: str) -> str:
+    """A hex dump line without its comment, separators and `0x` prefixes."""
+    body = line.split("#", 1)[0]
+    return re.sub(r"[\s:]", "", _HEX_PREFIX.sub("", body))
 
 
 def _looks_hex(data: bytes) -> bool:
@@ -64,8 +72,8 @@ def _looks_hex(data: bytes) -> bool:
         text = data.decode("ascii")
     except UnicodeDecodeError:
         return False
-    body = "".join(line.split("#", 1)[0] for line in text.splitlines())
-    return all(ch in _HEX_CHARS for ch in body) and any(ch in string.hexdigits for ch in body)
+    body = "".join(_hex_digits(line) for line in text.splitlines())
+    return bool(body) and all(ch in string.hexdigits for ch in body)
 
 
 def key_store_lookup(directory: Path) -> Callable[[int], bytes | None]:
@@ -124,9 +132,20 @@ def dissect(capture: bytes, keys: Callable[[int], bytes | None]) -> list[dict[st
     """One JSON-ready dict per frame of the capture (and one for a trailing partial frame).
 
     `keys(serial)` gives a shoe's key, or None: that shoe's frames are then `unverified`.
+    A CaptureError from `keys` (an unusable key file) is raised once the capture is read.
     """
 
-    rx = Receiver(keys, direction=None, auto_accept=True)
+    key_errors: list[CaptureError] = []
+
+    def checked_keys(serial: int) -> bytes | None:
+        # The receiver treats a failing lookup as no key; the dissector names it instead.
+        try:
+            return keys(serial)
+        except CaptureError as exc:
+            key_errors.append(exc)
+            raise
+
+    rx = Receiver(checked_keys, direction=None, auto_accept=True)
     lines: list[dict[str, Any]] = []
     start = 0
     pos = 0
@@ -138,6 +157,8 @@ def dissect(capture: bytes, keys: Callable[[int], bytes | None]) -> list[dict[st
         pos = end
         if zero >= 0:
             start = end
+    if key_errors:
+        raise key_errors[0]
     if rx.buffered:
         lines.append({"offset": start, "result": "incomplete",
                       "note": f"capture ends inside a frame ({rx.buffered} bytes, no closing delimiter)"})
@@ -219,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CaptureError as exc:
         print(f"cardshoe decode: {exc}", file=sys.stderr)
         return 2
+    if not capture:
+        print(f"cardshoe decode: {args.capture}: the capture is empty", file=sys.stderr)
     for line in lines:
         print(json.dumps(line, ensure_ascii=False))
     return 0

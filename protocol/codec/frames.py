@@ -176,7 +176,8 @@ Received = Union[Frame, Rejection]
 class Receiver:
     """Bounded frame receiver: feed it bytes, get accepted frames and rejections in order.
 
-    `keys(shoe)` gives a shoe's key or None (`unknown_shoe`). `direction` is the direction
+    `keys(shoe)` gives a shoe's key or None (`unknown_shoe`; a lookup that raises is
+    `unknown_shoe` too, with the error as detail). `direction` is the direction
     of the frames this end receives (SHOE_TO_HOST on the host); frames of the other
     direction are `bad_direction`. None accepts both (the dissector), with a separate
     window per direction. `windows` maps a shoe serial to its ReplayWindow; frames are
@@ -254,7 +255,8 @@ class Receiver:
             if self._discarding:
                 self._discarding = False
             elif self._n:
-                out.append(self._decode(bytes(self._buf[: self._n])))
+                raw, self._n = bytes(self._buf[: self._n]), 0
+                out.append(self._decode(raw))
             self._n = 0
             pos = zero + 1
         return out
@@ -298,7 +300,15 @@ class Receiver:
             raise _with_header(FrameRejected(Reason.BAD_VERSION, raw, f"version {header.version}"), header) from None
         except CheckError:
             raise _with_header(FrameRejected(Reason.BAD_FLAGS, raw, f"flags 0x{header.flags:02X}"), header) from None
-        key = self.keys(header.shoe)
+        try:
+            key = self.keys(header.shoe)
+        except Exception as exc:  # noqa: BLE001 - the serial is not yet authenticated
+            # Anyone can put any serial in a header (the CRC is not keyed), so a key store
+            # that fails for one serial must not stop the line or lose the frames around
+            # it: no usable key means nothing is trusted, as for a shoe with no key.
+            raise _with_header(
+                FrameRejected(Reason.UNKNOWN_SHOE, raw, f"key lookup for shoe {header.shoe} failed: {exc}"), header
+            ) from None
         if key is None:
             raise _with_header(FrameRejected(Reason.UNKNOWN_SHOE, raw, f"no key for shoe {header.shoe}"), header)
         signed = frame[: HEADER_SIZE + length]

@@ -312,6 +312,18 @@ def invalid_vectors() -> list[dict[str, Any]]:
     edited_frame = body + struct.pack("<I", zlib.crc32(body))
     v.append(vec("bad_tag_seq_edited", "a recorded frame whose seq was edited to look new",
                  wire(edited_frame), [rejected("bad_tag", edited_frame)], window=(BOOT, 5)))
+    # Every one of the 8 tag bytes is compared: a tag wrong in one byte only (CRC fixed up,
+    # so it is not noise) is refused, whichever byte it is.
+    one_byte: list[bytes] = []
+    for i in range(8):
+        wrong = bytearray(good)
+        wrong[17 + len(payload) + i] ^= 0x01
+        body = bytes(wrong[:-4])
+        one_byte.append(body + struct.pack("<I", zlib.crc32(body)))
+    v.append(vec("bad_tag_last_byte", "a tag wrong in its last byte only, CRC fixed up",
+                 wire(one_byte[7]), [rejected("bad_tag", one_byte[7])]))
+    v.append(vec("bad_tag_each_byte", "eight frames, each with one tag byte wrong (byte 0 to 7), CRC fixed up",
+                 b"".join(wire(f) for f in one_byte), [rejected("bad_tag", f) for f in one_byte]))
     # 10 bad_direction
     f = msg_frame(Ack(BOOT, 3), boot=EPOCH, seq=9)
     v.append(vec("bad_direction_to_host", "a host ACK reflected back at the host", wire(f),
@@ -337,6 +349,11 @@ def invalid_vectors() -> list[dict[str, Any]]:
     f = msg_frame(Ping(5), boot=EPOCH, seq=4)
     v.append(vec("replay_command", "a command already accepted by the shoe", wire(f), [rejected("replay", f)],
                  window=(EPOCH, 4), receiver="shoe"))
+    f = msg_frame(Maintenance(), boot=EPOCH, seq=9)
+    v.append(vec("replay_command_old_epoch",
+                 "a recorded command of an earlier daemon run (epoch 3), after the daemon restarted "
+                 "(epoch 4): refused even with a seq above the window's", wire(f), [rejected("replay", f)],
+                 window=(EPOCH + 1, 1), receiver="shoe"))
     v.append(vec("gap_accepted_by_codec", "seq 9 after 5: new, so the codec accepts; the gap is the link's",
                  wire(msg_frame(card(51, UID4), seq=9)), [ok(card(51, UID4), seq=9)], window=(BOOT, 5)))
     v.append(vec("new_boot", "seq 1 of a newer boot after a high seq of the old one",

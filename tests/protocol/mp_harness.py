@@ -49,7 +49,8 @@ def fields(mtype, p):
     if mtype == wire.PING:
         return [wire.unpack_ping(p)]
     if mtype == wire.MAINTENANCE:
-        return [wire.MAINTENANCE_MAGIC]
+        # Read from the payload, not the constant: the magic is what the receiver checked.
+        return [wire.unpack_ping(p)]
     if mtype == wire.CLEAR:
         return list(wire.unpack_clear(p))
     if mtype == wire.CARDS_FROM:
@@ -75,6 +76,8 @@ while True:
         print(json.dumps("ok"))
     elif cmd == "D":
         rx = wire.Receiver(key, serial, int(parts[3]), int(parts[4]), parts[2] == "host")
+        if len(rx._buf) != wire.MAX_ENCODED:
+            raise RuntimeError("receiver buffer is not MAX_ENCODED bytes")
         # Results are written as they come, so a long stream needs no heap for them.
         sys.stdout.write('{"name": ' + json.dumps(parts[1]) + ', "results": [')
         first = True

@@ -140,3 +140,34 @@ def test_console_command() -> None:
     assert proc.returncode == 0, proc.stderr
     (line,) = [json.loads(x) for x in proc.stdout.decode().splitlines()]
     assert line["type_name"] == "PING" and line["fields"] == {"nonce": 0xCAFEF00D}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("00 01 0\n", "odd number of digits (5)"),
+    ("# table 4\n00 01 00\n00 zz 00\n", "line 3: 'z' is not a hex digit"),
+])
+def test_bad_hex_capture_names_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                             message: str) -> None:
+    path = tmp_path / "cap.hex"
+    path.write_text(text)
+    code, lines, err = run([str(path), "--format", "hex"], capsys)
+    assert code == 2 and not lines
+    assert message in err
+
+
+def test_hex_capture_with_0x_prefixes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    wire = BY_NAME["ping"]["wire"]
+    path = tmp_path / "cap.hex"
+    path.write_text("\n".join(" ".join(f"0x{wire[i:i + 2]}" for i in range(j, min(j + 32, len(wire)), 2))
+                              for j in range(0, len(wire), 32)))
+    code, lines, _ = run([str(path), "--key", KEY_HEX], capsys)
+    assert code == 0
+    assert [(line["result"], line["type_name"]) for line in lines] == [("ok", "PING")]
+
+
+def test_empty_capture_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cap.bin"
+    path.write_bytes(b"")
+    code, lines, err = run([str(path)], capsys)
+    assert code == 0 and not lines
+    assert "the capture is empty" in err

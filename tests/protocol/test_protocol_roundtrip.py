@@ -78,3 +78,24 @@ def test_firmware_encodes_host_decodes(batch: list[tuple[Message, int, int]]) ->
         assert (frame.boot, frame.seq, frame.flags, frame.shoe) == (boot, seq, flags, SERIAL)
         # And byte for byte what the host's encoder makes.
         assert wire_hex == encode_frame(message, key=KEY, shoe=SERIAL, boot=boot, seq=seq, flags=flags).hex()
+
+
+def test_a_failing_key_lookup_is_unknown_shoe_and_loses_nothing() -> None:
+    """The serial in a header is not authenticated, so a key store that raises for one serial
+    (a bad key file) must not stop the receiver or lose the frames around that one."""
+    from cardshoe.protocol import Heartbeat, Rejection
+
+    def flaky(serial: int) -> bytes | None:
+        if serial == 666:
+            raise OSError("permission denied: 666.key")
+        return keys(serial)
+
+    rx = Receiver(flaky, direction=Direction.SHOE_TO_HOST, auto_accept=True)
+    stream = (encode_frame(Heartbeat(1, 2, 3), key=KEY, shoe=SERIAL, boot=1, seq=1)
+              + encode_frame(Heartbeat(1, 2, 3), key=KEY, shoe=666, boot=1, seq=2)
+              + encode_frame(Heartbeat(1, 2, 3), key=KEY, shoe=SERIAL, boot=1, seq=3))
+    first, bad, last = rx.feed(stream)
+    assert isinstance(first, Frame) and first.seq == 1
+    assert isinstance(bad, Rejection) and bad.reason.value == "unknown_shoe" and "666.key" in bad.detail
+    assert isinstance(last, Frame) and last.seq == 3
+    assert rx.buffered == 0
