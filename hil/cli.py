@@ -1,6 +1,8 @@
 """`cardshoe hil`: the hardware-in-the-loop bench.
 
-Subcommands (argparse subparsers; the scenario runner adds its own):
+Subcommands (argparse subparsers):
+  run      run scenario files on the virtual board, or a real one with --port (hil/runcmd.py)
+  soak     many shoes in a row with random faults, totals checked (hil/soak.py)
   board    run a virtual board standalone: print its serial path, keep it powered until
            interrupted, and take bench commands on stdin
   timing   measure the virtual board: power cycle and mpremote copy times
@@ -50,6 +52,11 @@ def _build_parser() -> argparse.ArgumentParser:
     timing.add_argument("--cycles", type=int, default=10, help="power cycles to time (default 10)")
     timing.add_argument("--copy-kib", type=int, default=16, help="size of the file copied with mpremote (KiB)")
     timing.set_defaults(run=_cmd_timing)
+
+    # The scenario runner and the soak (bench task; cardshoe.hil.commands).
+    from cardshoe.hil.commands import add_bench_commands
+
+    add_bench_commands(sub)
     return parser
 
 

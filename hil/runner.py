@@ -1,0 +1,335 @@
+"""Playing a scenario's rounds on a bench and checking what came out.
+
+`play_round` is the table: it opens the round through the daemon's API, takes the wagers,
+closes betting, deals the shoe's cards through the sim channel (with the scenario's faults
+between them), presses "deal complete", sends decisions, deals what comes after them,
+answers the supervisor's questions, settles, and then reads back from the daemon what it
+made of it. `check_round` compares that with the scenario's expectations, and always
+with two invariants: every card the bench dealt is in the daemon's round exactly once, at
+the shoe index it had, with the code it had; and the daemon's settlement equals
+`cardshoe settle` of the round the daemon exports.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from cardshoe.cards import card_text
+from cardshoe.hil.bench import FOREIGN_DECK, Bench, TableSpec
+from cardshoe.hil.relay import LineFaults
+from cardshoe.hil.scenario import FlagExpect, RoundSpec, Scenario, Step
+from cardshoe.hil.table import ApiError
+from cardshoe.protocol import check_character
+from cardshoe.settlement import parse_round, settle
+
+Log = Callable[[str], None]
+_SUPERVISOR = "bench supervisor"
+_DEALER = "bench dealer"
+
+
+@dataclass
+class RoundOutcome:
+    """What the daemon made of one round, and what the bench dealt into it."""
+
+    round_id: str
+    dealt: dict[int, tuple[str, int | None]] = field(default_factory=dict)
+    snapshot: dict[str, Any] = field(default_factory=dict)
+    settlement: dict[str, Any] | None = None
+    offline: dict[str, Any] | None = None
+    refusals: list[str] = field(default_factory=list)
+
+
+def misread_text(bench: Bench, card: int) -> str:
+    """The card's barcode with a wrong check character: a misread (SPEC 6), never a card."""
+    good = bench.barcode(card)
+    bad = "0" if good[-1] != "0" else "1"
+    assert check_character(good[:-1]) != bad
+    return good[:-1] + bad
+
+
+def do_step(bench: Bench, step: Step, dealt: dict[int, tuple[str, int | None]], log: Log) -> None:
+    """One deal entry: a card leaving the shoe, or a bench action."""
+    if step.kind == "card":
+        index = bench.deal(step.card)
+    elif step.kind == "unread":
+        index = bench.deal(None)
+        bench.counts.count_card_fault("unread")
+    elif step.kind == "foreign":
+        assert step.card is not None
+        index = bench.deal(step.card, reads=[bench.barcode(step.card, FOREIGN_DECK)])
+        bench.counts.count_card_fault("foreign")
+    elif step.kind == "misread":
+        assert step.card is not None
+        index = bench.deal(step.card, reads=[misread_text(bench, step.card), bench.barcode(step.card)])
+        bench.counts.count_card_fault("misread")
+    elif step.kind == "double":
+        assert step.card is not None
+        index = bench.deal(step.card, reads=[bench.barcode(step.card)] * 2)
+        bench.counts.count_card_fault("double read")
+    else:
+        _bench_step(bench, step.kind, log)
+        return
+    if step.kind != "unread" and any(code == step.card and kind in ("card", "misread", "double")
+                                     for kind, code in dealt.values()):
+        bench.counts.count_card_fault("duplicate")
+    dealt[index] = (step.kind, step.card)
+
+
+def _bench_step(bench: Bench, kind: str, log: Log) -> None:
+    if kind == "expose":
+        bench.key("exposure")
+        bench.counts.count_card_fault("exposure key")
+    elif kind == "deal_complete":
+        bench.key("deal_complete")
+    elif kind == "jam":
+        bench.jam()
+        bench.counts.count_card_fault("jam")
+    elif kind == "power_cut":
+        bench.power_cut()
+    elif kind == "unplug":
+        bench.unplug()
+    elif kind == "restart":
+        bench.restart_daemon()
+    elif kind == "garbage":
+        bench.garbage(200)
+    else:  # pragma: no cover - the scenario parser admits only BENCH_STEPS
+        raise ValueError(kind)
+    log(f"    {kind.replace('_', ' ')}")
+
+
+def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
+    """Play one round through the daemon (see the module docstring)."""
+    api = bench.client
+    rid = str(api.request("POST", "/rounds")["round_id"])
+    out = RoundOutcome(round_id=rid)
+    for seat, wagers in sorted(spec.wagers.items()):
+        for wager, amount in wagers.items():
+            api.request("POST", f"/rounds/{rid}/wagers", {"seat": seat, "wager": wager, "amount": amount})
+    if spec.progressive is not None:
+        api.request("POST", f"/rounds/{rid}/progressive", dict(spec.progressive))
+    api.request("POST", f"/rounds/{rid}/no-more-bets")
+    for step in spec.deal:
+        do_step(bench, step, out.dealt, log)
+    if spec.deal_complete and not any(s.kind == "deal_complete" for s in spec.deal):
+        bench.key("deal_complete")
+    for index in spec.exposures:
+        _try(out, api.request, "POST", f"/rounds/{rid}/exposures", {"shoe_index": index})
+    if spec.counts:
+        _report_counts(bench, rid, spec, out)
+    for seat, choice in spec.decisions:
+        _try(out, api.request, "POST", f"/rounds/{rid}/decisions", {"seat": seat, "choice": choice})
+    for step in spec.after_decisions:
+        do_step(bench, step, out.dealt, log)
+    if spec.confirm is not None:
+        for flag in api.round(rid)["irregularities"]:
+            if flag["decision"] in ("reconstruction_proposed", "referred"):
+                _try(out, api.request, "POST", f"/rounds/{rid}/confirmations",
+                     {"flag": flag["id"], "confirmed": spec.confirm, "supervisor": _SUPERVISOR})
+    if spec.settle:
+        done = _try(out, api.request, "POST", f"/rounds/{rid}/settle", {})
+        if done is not None and "settlement" in done:
+            out.settlement = done["settlement"].get("settlement")
+    out.snapshot = api.round(rid)
+    if spec.settle:
+        exported = api.export(rid)
+        out.offline = settle(parse_round(exported)).to_json()
+    return out
+
+
+def _report_counts(bench: Bench, rid: str, spec: RoundSpec, out: RoundOutcome) -> None:
+    flags = [f for f in bench.client.round(rid)["irregularities"] if f["decision"] == "pending"]
+    if not flags:
+        out.refusals.append("counts: no flag waited for a person's count")
+        return
+    for label, count in spec.counts:
+        kind, _, seat = label.partition(" ")
+        position = {"kind": kind, "seat": int(seat) if seat else 0}
+        _try(out, bench.client.request, "POST", f"/rounds/{rid}/counts",
+             {"flag": flags[0]["id"], "position": position, "count": count, "reporter": _DEALER})
+
+
+def _try(out: RoundOutcome, fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any] | None:
+    try:
+        return fn(*args)
+    except ApiError as exc:
+        out.refusals.append(str(exc))
+        return None
+
+
+def check_round(spec: RoundSpec, out: RoundOutcome) -> list[str]:
+    """Every way the round differs from the invariants and the scenario's expectations."""
+    problems: list[str] = []
+    snap = out.snapshot
+    cards = {int(k): v for k, v in snap.get("cards", {}).items()}
+    # No card lost, none repeated, none invented.
+    if set(cards) != set(out.dealt):
+        lost = sorted(set(out.dealt) - set(cards))
+        extra = sorted(set(cards) - set(out.dealt))
+        problems.append(f"shoe indices differ: lost {lost}, not dealt by the bench {extra}")
+    for index, (kind, code) in sorted(out.dealt.items()):
+        got = cards.get(index)
+        if got is None:
+            continue
+        want = None if kind == "unread" else code
+        if got.get("code") != want:
+            problems.append(f"shoe index {index}: the bench dealt {_txt(want)} ({kind}), the daemon has "
+                            f"{_txt(got.get('code'))}")
+    # The daemon's settlement is `cardshoe settle` of the round it exports.
+    if spec.settle:
+        if out.settlement is None:
+            problems.append("the daemon gave no settlement: " + "; ".join(out.refusals))
+        elif out.offline != out.settlement:
+            problems.append("the daemon's settlement differs from `cardshoe settle` of its exported round")
+    exp = spec.expect
+    if exp.hands is not None:
+        hands = snap.get("hands", {})
+        for label, want_cards in exp.hands.items():
+            got_cards = tuple(hands.get(label, ()))
+            if got_cards != want_cards:
+                problems.append(f"hand {label}: expected {_cards(want_cards)}, the daemon has {_cards(got_cards)}")
+    if exp.burns is not None and tuple(snap.get("burns", ())) != exp.burns:
+        problems.append(f"burns: expected {_cards(exp.burns)}, got {_cards(snap.get('burns', ()))}")
+    if exp.security is not None and tuple(snap.get("security", ())) != exp.security:
+        problems.append(f"security: expected {_cards(exp.security)}, got {_cards(snap.get('security', ()))}")
+    if exp.void is not None:
+        void = snap.get("void")
+        if exp.void is False and void is not None:
+            problems.append(f"the round is void ({void}), expected it to stand")
+        elif isinstance(exp.void, str) and (void is None or exp.void not in _rules_of(void)):
+            problems.append(f"expected the round void under rule {exp.void}, got {void}")
+    if exp.void_seats is not None:
+        got_seats = {int(k): v for k, v in snap.get("void_seats", {}).items()}
+        if set(got_seats) != set(exp.void_seats):
+            problems.append(f"void seats: expected {sorted(exp.void_seats)}, got {sorted(got_seats)}")
+        for seat, rule in exp.void_seats.items():
+            if seat in got_seats and rule not in _rules_of(got_seats[seat]):
+                problems.append(f"seat {seat} void: expected rule {rule}, got {got_seats[seat]}")
+    if exp.flags is not None:
+        flags = list(snap.get("irregularities", []))
+        unmatched = list(flags)
+        for want_flag in exp.flags:
+            hit = next((f for f in unmatched if _flag_matches(want_flag, f)), None)
+            if hit is None:
+                problems.append(f"expected a flag {want_flag.kind} rules {list(want_flag.rules)}"
+                                + (f" decision {want_flag.decision}" if want_flag.decision else "")
+                                + (f" fault {want_flag.fault}" if want_flag.fault else "")
+                                + f"; the round has {[_flag_text(f) for f in flags]}")
+            else:
+                unmatched.remove(hit)
+        for f in unmatched:
+            problems.append(f"unexpected flag {_flag_text(f)}")
+    if (exp.net is not None or exp.outcomes is not None) and out.settlement is not None:
+        seats = {int(s["seat"]): s for s in out.settlement.get("seats", [])}
+        for seat, net in (exp.net or {}).items():
+            got_net = seats.get(seat, {}).get("net")
+            if got_net != net:
+                problems.append(f"seat {seat} net: expected {net}, got {got_net}")
+        for seat, wagers in (exp.outcomes or {}).items():
+            got_w = {w["wager"]: w["outcome"] for w in seats.get(seat, {}).get("wagers", [])}
+            for wager, outcome in wagers.items():
+                if got_w.get(wager) != outcome:
+                    problems.append(f"seat {seat} {wager}: expected {outcome}, got {got_w.get(wager)}")
+    return problems
+
+
+def _rules_of(mark: Any) -> list[str]:
+    if isinstance(mark, dict):
+        rule = mark.get("rule") or mark.get("rules") or []
+        return [rule] if isinstance(rule, str) else [str(r) for r in rule]
+    return [str(mark)]
+
+
+def _flag_matches(want: FlagExpect, got: dict[str, Any]) -> bool:
+    if got.get("kind") != want.kind:
+        return False
+    if not set(want.rules) <= set(got.get("rules", [])):
+        return False
+    if want.decision is not None and got.get("decision") != want.decision:
+        return False
+    return want.fault is None or got.get("fault") == want.fault
+
+
+def _flag_text(f: dict[str, Any]) -> str:
+    fault = f" fault {f['fault']}" if f.get("fault") else ""
+    return f"{f.get('kind')} rules {f.get('rules')} decision {f.get('decision')}{fault}"
+
+
+def _txt(code: Any) -> str:
+    return "unread" if code is None else card_text(int(code))
+
+
+def _cards(codes: Any) -> str:
+    return " ".join(card_text(int(c)) for c in codes) or "-"
+
+
+@dataclass
+class ScenarioResult:
+    """The outcome of one scenario."""
+
+    name: str
+    passed: bool
+    seconds: float
+    problems: list[str]
+    rounds: list[RoundOutcome]
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class FlashedImage:
+    """A board image made by flashing once, copied for each scenario (same firmware, same shoe)."""
+
+    image: Path
+    keys: Path
+    flashed_with: str
+
+
+def flash_image(workdir: Path, log: Log) -> FlashedImage:
+    """Flash a virtual board once and keep its image and key store for the scenarios."""
+    bench = Bench(workdir, TableSpec("three-card-poker"), log=log)
+    try:
+        bench.flash()
+        bench.board.power_off()
+        return FlashedImage(bench.board.flash.path, bench.keys_dir, bench.flashed_with)
+    finally:
+        bench.close()
+
+
+def run_scenario(scenario: Scenario, workdir: Path, log: Log, *, bench: Bench | None = None,
+                 image: FlashedImage | None = None) -> ScenarioResult:
+    """Set up a fresh bench for `scenario` (unless given one), play its rounds, check them.
+
+    With `image`, the board starts from a copy of that flashed image instead of being
+    flashed again."""
+    started = time.monotonic()
+    problems: list[str] = []
+    outcomes: list[RoundOutcome] = []
+    own = bench is None
+    error: str | None = None
+    try:
+        if bench is None:
+            bench = Bench(workdir, TableSpec(scenario.game, scenario.seats, scenario.dealing, scenario.method),
+                          line=scenario.line, seed=scenario.seed, log=log)
+            if image is not None:
+                bench.adopt_image(image.image, image.keys, image.flashed_with)
+            else:
+                bench.flash()
+            if scenario.line is not None:
+                bench.start_line(scenario.line or LineFaults())
+            bench.start_daemon()
+            bench.load_shoe()
+        for i, spec in enumerate(scenario.rounds):
+            out = play_round(bench, spec, log)
+            outcomes.append(out)
+            problems += [f"round {i + 1} ({out.round_id}): {p}" for p in check_round(spec, out)]
+    except Exception as exc:  # noqa: BLE001 - a scenario that cannot run is a failed scenario, with why
+        error = f"{type(exc).__name__}: {exc}"
+        if bench is not None:
+            error += f" [{bench.diagnose()}]"
+    finally:
+        if own and bench is not None:
+            bench.close()
+    passed = error is None and not problems
+    return ScenarioResult(scenario.name, passed, time.monotonic() - started, problems, outcomes, error)

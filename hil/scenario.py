@@ -1,0 +1,309 @@
+"""Scenario files: a table, its rounds, the shoe's order of cards, the faults, what must come out.
+
+The format is TOML (read with `tomllib`), documented in docs/bench.md. In short::
+
+    name = "tcp-automated"
+    about = "Three Card Poker, automated device: three to each wagered seat, then the dealer (3.7)"
+    game = "three-card-poker"
+    dealing = "automated"          # or "manual"; Xtreme: method = "A" | "B" | "C"
+    seats = 7                      # positions on the layout
+    seed = 1                       # the random source of line faults and shuffled shoes
+
+    [line]                         # optional: line faults through the fault relay
+    corrupt = 0.01                 # per byte, one bit flipped
+    drop_bytes = 0.0               # per byte, lost
+    drop_frames = 0.01             # per frame, lost whole
+
+    [[round]]
+    wagers = { "2" = { ante = 1000, pair_plus = 500 }, "5" = { ante = 1000 } }
+    deal = ["Ah", "Kh", "Qh", "2c", "7d", "9s", "Jc", "Jd", "4s"]
+    decisions = [[2, "play"], [5, "fold"]]
+
+    [round.expect]
+    hands = { "seat 2" = ["Ah", "Kh", "Qh"], "seat 5" = ["2c", "7d", "9s"], dealer = ["Jc", "Jd", "4s"] }
+    net = { "2" = 2500, "5" = -1000 }
+
+A `deal` entry is a step of the dealer or the bench, in order:
+
+=====================  =====================================================================
+``"Ah"``               a card of the shoe's deck: its barcode read, then the exit sensor
+``"?"``                an unread card: the exit sensor fires with no read
+``"foreign:Ah"``       a card of another deck (its barcode carries another deck id)
+``"misread:Ah"``       a garbled barcode first (bad check character), then the good read
+``"double:Ah"``        the same barcode read twice as the card slides out (one card)
+``"!expose"``          the dealer presses the shoe's exposure key
+``"!deal_complete"``   the dealer presses "deal complete" (also done after `deal` unless
+                       ``deal_complete = false``)
+``"!jam"``             a card jams in the shoe's throat, then is cleared
+``"!power_cut"``       the shoe's power is cut now, and restored
+``"!unplug"``          the USB cable is pulled and plugged back in
+``"!restart"``         the daemon is SIGKILLed and started again
+``"!garbage"``         a burst of 200 random bytes on the line (needs ``[line]``)
+=====================  =====================================================================
+
+A duplicate card is simply the same card text dealt twice. Other round keys:
+``after_decisions`` (deal entries after the decisions: Xtreme method B's dealer hand),
+``exposures`` (table-declared exposures, each ``{shoe_index = N}``), ``counts`` (a person's
+counts for an open count flag: ``[{position = "seat 2", count = 2}]``), ``confirm``
+(supervisor's answer to a proposed reconstruction or a referral: true / false),
+``progressive`` (Let It Ride: ``{magic_card = "2s", lucky_seat = 7}``), ``settle``
+(default true). ``[round.expect]``: ``hands`` (position label -> cards), ``burns``,
+``security``, ``void`` (false, or the rule that voided the round, e.g. "5.4"),
+``void_seats`` (seat -> rule), ``flags`` (each ``{kind, rules, decision?, fault?}``; the
+round must carry exactly these flags), ``net`` (seat -> net in minor units),
+``outcomes`` (seat -> {wager -> outcome}).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cardshoe.cards import CardError, parse_card
+from cardshoe.hil.relay import LineFaults
+
+GAMES = (
+    "three-card-poker",
+    "megalink-three-card-poker",
+    "megalink-three-card-poker-xtreme",
+    "megalink-let-it-ride",
+    "megalink-singapore-stud-poker",
+)
+BENCH_STEPS = ("expose", "deal_complete", "jam", "power_cut", "unplug", "restart", "garbage")
+CARD_KINDS = ("card", "unread", "foreign", "misread", "double")
+
+
+class ScenarioError(ValueError):
+    """A scenario file is not valid; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One deal entry: a card leaving the shoe (`kind` in CARD_KINDS) or a bench step."""
+
+    kind: str
+    card: int | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class FlagExpect:
+    """A flag the round must carry."""
+
+    kind: str
+    rules: tuple[str, ...]
+    decision: str | None = None
+    fault: str | None = None
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What must come out of a round."""
+
+    hands: dict[str, tuple[int, ...]] | None = None
+    burns: tuple[int, ...] | None = None
+    security: tuple[int, ...] | None = None
+    void: str | bool | None = None
+    void_seats: dict[int, str] | None = None
+    flags: tuple[FlagExpect, ...] | None = None
+    net: dict[int, int] | None = None
+    outcomes: dict[int, dict[str, str]] | None = None
+
+
+@dataclass(frozen=True)
+class RoundSpec:
+    """One round of a scenario."""
+
+    wagers: dict[int, dict[str, int]]
+    deal: tuple[Step, ...]
+    deal_complete: bool = True
+    decisions: tuple[tuple[int, str], ...] = ()
+    after_decisions: tuple[Step, ...] = ()
+    exposures: tuple[int, ...] = ()
+    counts: tuple[tuple[str, int], ...] = ()
+    confirm: bool | None = None
+    progressive: dict[str, Any] | None = None
+    settle: bool = True
+    expect: Expect = field(default_factory=Expect)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A parsed scenario file."""
+
+    name: str
+    about: str
+    game: str
+    dealing: str
+    method: str | None
+    seats: int
+    seed: int
+    line: LineFaults | None
+    rounds: tuple[RoundSpec, ...]
+    path: Path | None = None
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and check a scenario file; raises ScenarioError naming the file and field."""
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ScenarioError(f"{path}: {exc}") from exc
+    try:
+        return parse_scenario(data, path=Path(path))
+    except ScenarioError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+
+
+def parse_scenario(data: dict[str, Any], *, path: Path | None = None) -> Scenario:
+    """A Scenario from the TOML's data; raises ScenarioError naming the field."""
+    name = _str(data, "name")
+    game = _str(data, "game")
+    if game not in GAMES:
+        raise ScenarioError(f"game: {game!r} is not one of {', '.join(GAMES)}")
+    dealing = str(data.get("dealing", "automated"))
+    if dealing not in ("automated", "manual"):
+        raise ScenarioError(f"dealing: {dealing!r}; expected automated or manual")
+    method = data.get("method")
+    if method is not None and (game != "megalink-three-card-poker-xtreme" or method not in ("A", "B", "C")):
+        raise ScenarioError(f"method: {method!r}; only Xtreme has a method, A, B or C")
+    seats = data.get("seats", 7)
+    if not isinstance(seats, int) or not 1 <= seats <= 7:
+        raise ScenarioError(f"seats: {seats!r}; expected 1..7")
+    seed = data.get("seed", 0)
+    if not isinstance(seed, int):
+        raise ScenarioError(f"seed: {seed!r}; expected an integer")
+    line = None
+    if "line" in data:
+        raw = data["line"]
+        try:
+            line = LineFaults(corrupt=float(raw.get("corrupt", 0.0)), drop_bytes=float(raw.get("drop_bytes", 0.0)),
+                              drop_frames=float(raw.get("drop_frames", 0.0)),
+                              directions=str(raw.get("directions", "both")))
+        except (ValueError, AttributeError) as exc:
+            raise ScenarioError(f"line: {exc}") from None
+    rounds_raw = data.get("round")
+    if not isinstance(rounds_raw, list) or not rounds_raw:
+        raise ScenarioError("round: at least one [[round]] table is needed")
+    rounds = tuple(_round(r, f"round[{i}]") for i, r in enumerate(rounds_raw))
+    return Scenario(name=name, about=str(data.get("about", "")), game=game, dealing=dealing, method=method,
+                    seats=seats, seed=seed, line=line, rounds=rounds, path=path)
+
+
+def parse_step(text: str, where: str = "deal") -> Step:
+    """One deal entry (see the module docstring)."""
+    if not isinstance(text, str) or not text:
+        raise ScenarioError(f"{where}: {text!r} is not a deal entry")
+    if text.startswith("!"):
+        name = text[1:]
+        if name not in BENCH_STEPS:
+            raise ScenarioError(f"{where}: unknown bench step {text!r}; expected one of "
+                                + ", ".join("!" + s for s in BENCH_STEPS))
+        return Step(kind=name)
+    if text == "?":
+        return Step(kind="unread")
+    kind, _, card_text = text.rpartition(":")
+    kind = kind or "card"
+    if kind not in CARD_KINDS or kind == "unread":
+        raise ScenarioError(f"{where}: unknown card kind {kind!r} in {text!r}")
+    return Step(kind=kind, card=_card(card_text, where), text=text)
+
+
+def _round(raw: Any, where: str) -> RoundSpec:
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: expected a table")
+    wagers: dict[int, dict[str, int]] = {}
+    for seat, ws in dict(raw.get("wagers", {})).items():
+        s = _seat(seat, f"{where}.wagers")
+        if not isinstance(ws, dict):
+            raise ScenarioError(f"{where}.wagers.{seat}: expected a table of wager = amount")
+        for wager, amount in ws.items():
+            if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+                raise ScenarioError(f"{where}.wagers.{seat}.{wager}: {amount!r} is not an amount in minor units")
+        wagers[s] = dict(ws)
+    deal = tuple(parse_step(t, f"{where}.deal[{i}]") for i, t in enumerate(raw.get("deal", [])))
+    after = tuple(parse_step(t, f"{where}.after_decisions[{i}]") for i, t in enumerate(raw.get("after_decisions", [])))
+    decisions = []
+    for i, d in enumerate(raw.get("decisions", [])):
+        if not (isinstance(d, list) and len(d) == 2 and isinstance(d[1], str)):
+            raise ScenarioError(f"{where}.decisions[{i}]: expected [seat, choice]")
+        decisions.append((_seat(d[0], f"{where}.decisions[{i}]"), d[1]))
+    exposures = []
+    for i, e in enumerate(raw.get("exposures", [])):
+        if not isinstance(e, dict) or not isinstance(e.get("shoe_index"), int):
+            raise ScenarioError(f"{where}.exposures[{i}]: expected {{shoe_index = N}}")
+        exposures.append(int(e["shoe_index"]))
+    counts = []
+    for i, c in enumerate(raw.get("counts", [])):
+        if not isinstance(c, dict) or not isinstance(c.get("position"), str) or not isinstance(c.get("count"), int):
+            raise ScenarioError(f"{where}.counts[{i}]: expected {{position = \"seat 2\", count = N}}")
+        counts.append((c["position"], int(c["count"])))
+    confirm = raw.get("confirm")
+    if confirm is not None and not isinstance(confirm, bool):
+        raise ScenarioError(f"{where}.confirm: expected true or false")
+    return RoundSpec(wagers=wagers, deal=deal, deal_complete=bool(raw.get("deal_complete", True)),
+                     decisions=tuple(decisions), after_decisions=after, exposures=tuple(exposures),
+                     counts=tuple(counts), confirm=confirm, progressive=raw.get("progressive"),
+                     settle=bool(raw.get("settle", True)), expect=_expect(raw.get("expect", {}), f"{where}.expect"))
+
+
+def _expect(raw: Any, where: str) -> Expect:
+    if not isinstance(raw, dict):
+        raise ScenarioError(f"{where}: expected a table")
+    hands = None
+    if "hands" in raw:
+        hands = {str(k): _cards(v, f"{where}.hands.{k}") for k, v in raw["hands"].items()}
+    flags = None
+    if "flags" in raw:
+        flags = tuple(FlagExpect(kind=str(f["kind"]), rules=tuple(str(r) for r in f.get("rules", [])),
+                                 decision=f.get("decision"), fault=f.get("fault")) for f in raw["flags"])
+    void = raw.get("void")
+    return Expect(
+        hands=hands,
+        burns=_cards(raw["burns"], f"{where}.burns") if "burns" in raw else None,
+        security=_cards(raw["security"], f"{where}.security") if "security" in raw else None,
+        void=void,
+        void_seats={_seat(k, f"{where}.void_seats"): str(v) for k, v in raw["void_seats"].items()}
+        if "void_seats" in raw else None,
+        flags=flags,
+        net={_seat(k, f"{where}.net"): int(v) for k, v in raw["net"].items()} if "net" in raw else None,
+        outcomes={_seat(k, f"{where}.outcomes"): dict(v) for k, v in raw["outcomes"].items()}
+        if "outcomes" in raw else None,
+    )
+
+
+def _str(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise ScenarioError(f"{key}: required text")
+    return value
+
+
+def _seat(value: Any, where: str) -> int:
+    try:
+        seat = int(value)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{where}: seat {value!r} is not a number 1..7") from None
+    if not 1 <= seat <= 7:
+        raise ScenarioError(f"{where}: seat {seat} is not 1..7")
+    return seat
+
+
+def _card(text: str, where: str) -> int:
+    try:
+        return parse_card(text)
+    except CardError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+
+
+def _cards(values: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(values, list):
+        raise ScenarioError(f"{where}: expected a list of cards")
+    return tuple(_card(v, f"{where}[{i}]") for i, v in enumerate(values))
+
+
+def shipped_scenarios() -> list[Path]:
+    """The scenario files shipped in hil/scenarios/, sorted by name."""
+    return sorted((Path(__file__).resolve().parent / "scenarios").glob("*.toml"))
