@@ -10,19 +10,45 @@ for _p in ("/lib", "lib"):
 from app import mem  # noqa: E402
 
 
+def _forget(name):
+    # Boot-only code: drop the module (and its package's reference to it) so the
+    # collector can take its bytecode back.
+    sys.modules.pop(name, None)
+    if name == "app.run":
+        import app
+
+        try:
+            del app.run
+        except AttributeError:
+            pass
+
+
 def main():
+    import gc
+
     import boards
 
     board = boards.load()
+    del boards
+    _forget("boards")  # the package's loader; the board's own module stays in use
+    gc.collect()
     if board.key_held():
         print("cardshoe: key held at boot, staying in the REPL")
         return
-    import app.fwhash
-    import app.shoe
     from app import run
 
-    mem.release()
-    run.start(board)
+    shoe = run.boot(board)  # hashes the firmware, boots, loads the streaming code
+    del run
+    _forget("app.run")
+    gc.collect()
+    if shoe is None:
+        board.close()
+        print("cardshoe: not provisioned (no data/ident.bin): run `cardshoe flash`")
+        return
+    try:
+        shoe.run()  # until the host's MAINTENANCE: then the REPL, for mpremote
+    finally:
+        board.close()
 
 
 main()

@@ -137,10 +137,6 @@ class Deck:
         self.flags = 0
 
     @property
-    def loaded(self):
-        return self.shoe_no != 0
-
-    @property
     def remaining(self):
         return _DECK_SIZE - self.dealt if self.dealt < _DECK_SIZE else 0
 
@@ -157,7 +153,9 @@ class Deck:
         if self.method:
             return  # a second read as the card slides out: the same card
         n = min(n, _RAW_MAX)
-        self.raw[:n] = uid[:n]
+        raw = self.raw
+        for i in range(n):  # by byte: a slice would allocate for every card
+            raw[i] = uid[i]
         self.raw_len = n
         self.method = _METHOD_RFID
         self.retries = min(self.retries + retries, 255)
@@ -178,7 +176,9 @@ class Deck:
             self.retries = min(self.retries + 1 + retries, 255)
             return
         n = min(n, _RAW_MAX)
-        self.raw[:n] = text[:n]
+        raw = self.raw
+        for i in range(n):
+            raw[i] = text[i]
         self.raw_len = n
         self.method = _METHOD_BARCODE
         self.retries = min(self.retries + retries, 255)
@@ -211,7 +211,7 @@ class Deck:
             return _KIND_UNREAD
         self.card_deck = self._read_deck
         self.code = self._read_code
-        if self.code == _NO_CARD or not self.loaded or self.card_deck != self.deck_id:
+        if self.code == _NO_CARD or not self.shoe_no or self.card_deck != self.deck_id:
             self.flags = _FLAG_FOREIGN
         elif self.seen[self.code >> 3] & (1 << (self.code & 7)):
             self.flags = _FLAG_DUPLICATE

@@ -1,11 +1,10 @@
 """One arena for the app's large buffers, allocated before the other modules load.
 
 Loading .mpy modules leaves a small heap fragmented; buffers carved out of an arena
-made first cannot be refused later. `hole` is room kept free while the modules load
-and released (one contiguous piece) before the shoe builds its objects.
+made first, low in the heap, cannot be refused later. (No room is held back while
+the modules load: on a 64 KB heap every block is needed then; `app.run` collects
+after each module instead, see firmware/README.md "Memory".)
 """
-
-import gc
 
 from micropython import const
 
@@ -13,7 +12,6 @@ _SIZE = const(2816)
 _arena = bytearray(_SIZE)
 _mv = memoryview(_arena)
 _at = 0
-hole = bytearray(2048)
 
 
 def take(n):
@@ -24,10 +22,3 @@ def take(n):
         _at += n
         return mv
     return memoryview(bytearray(n))
-
-
-def release():
-    """Give back the room kept while the modules loaded."""
-    global hole
-    hole = None
-    gc.collect()

@@ -23,8 +23,9 @@ class Outbox:
     def __init__(self, emit, slots=_SLOTS, resend_ms=300, resend_max_ms=5000):
         self._emit = emit
         self.size = slots
-        mv = take(_PAYLOAD_MAX * slots)
-        self._mvs = [mv[i * _PAYLOAD_MAX : (i + 1) * _PAYLOAD_MAX] for i in range(slots)]
+        # One buffer for all slots; a slot's view is made when it is used (a view per slot
+        # kept for ever would cost more heap than the slots themselves on a 64-bit port).
+        self.buf = take(_PAYLOAD_MAX * slots)
         self._types = bytearray(slots)
         self._lens = bytearray(slots)
         self._head = 0  # slot of the oldest unacknowledged frame
@@ -35,32 +36,33 @@ class Outbox:
         self.resend_max_ms = resend_max_ms
         self._backoff = resend_ms
         self.ticks = time.ticks_ms  # replaceable clock (tests)
-        self._last_tx = self.ticks()
+        self._last_tx = self.ticks()  # when anything was last sent (heartbeat, resends)
         self.resent = 0  # frames retransmitted (service data)
-
-    def restart(self):
-        """Forget everything (a new boot: seq starts at 1)."""
-        self._head = 0
-        self.count = 0
-        self.next_seq = 1
-        self.acked = 0
-        self._backoff = self.resend_ms
 
     def free(self):
         return self.size - self.count
 
-    def idle_ms(self, now):
-        """Milliseconds since anything was last sent."""
-        return time.ticks_diff(now, self._last_tx)
+    def _view(self, slot):
+        o = slot * _PAYLOAD_MAX
+        return self.buf[o : o + _PAYLOAD_MAX]
 
     def push(self, mtype, payload, n):
         """Queue and send a new frame; returns its seq (the caller checked free())."""
         if self.count >= self.size:
             raise OverflowError("outbox full")
-        slot = (self._head + self.count) % self.size
-        buf = self._mvs[slot]
+        buf = self.buf
+        o = (self._head + self.count) % self.size * _PAYLOAD_MAX
         for i in range(n):
-            buf[i] = payload[i]
+            buf[o + i] = payload[i]
+        return self.push_in_place(mtype, n)
+
+    def reserve_payload(self):
+        """Where to build the next payload in place: its offset in `buf` (_PAYLOAD_MAX bytes)."""
+        return (self._head + self.count) % self.size * _PAYLOAD_MAX
+
+    def push_in_place(self, mtype, n):
+        """Send the frame whose payload was built in `reserve_payload()`; returns its seq."""
+        slot = (self._head + self.count) % self.size
         self._types[slot] = mtype
         self._lens[slot] = n
         seq = self.next_seq
@@ -71,26 +73,9 @@ class Outbox:
         self._send(slot, seq, 0)
         return seq
 
-    def reserve_payload(self):
-        """The payload buffer of the next free slot, to build a payload in place."""
-        return self._mvs[(self._head + self.count) % self.size]
-
-    def push_in_place(self, mtype, n):
-        """Send the frame whose payload was built in `reserve_payload()`."""
-        slot = (self._head + self.count) % self.size
-        self._types[slot] = mtype
-        self._lens[slot] = n
-        seq = self.next_seq
-        self.next_seq += 1
-        if self.count == 0:
-            self._backoff = self.resend_ms
-        self.count += 1
-        self._send(slot, seq, 0)
-        return seq
-
     def _send(self, slot, seq, flags):
         self._last_tx = self.ticks()
-        self._emit(self._types[slot], flags, seq, self._mvs[slot], self._lens[slot])
+        self._emit(self._types[slot], flags, seq, self._view(slot), self._lens[slot])
 
     def ack(self, seq):
         """Cumulative ACK up to `seq`: free those slots. Returns how many were freed."""

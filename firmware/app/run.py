@@ -1,25 +1,81 @@
-"""Start the shoe on a board: hash, boot, stream; return to the REPL on MAINTENANCE."""
+"""Boot the shoe on a board: hash the firmware, boot, load the streaming code.
+
+The order is chosen for a small heap (firmware/README.md, "Memory"): the boot-only
+code (the firmware hash, then the boot) is loaded, run and dropped before the rest of
+the shoe's code is loaded, one module at a time with a collection after each; main.py
+drops this module too before the shoe streams.
+"""
 
 import gc
+import sys
+
+# The streaming shoe's modules in dependency order (app.shoe imports them all).
+_MODULES = ("hmac256", "wire", "app.outbox", "app.link", "app.shoe")
 
 
-def start(board):
-    """Run the shoe on `board` until the host asks for maintenance."""
-    from app.fwhash import firmware_hash
+def _drop(name):
+    sys.modules.pop("app." + name, None)
+    import app
+
+    try:
+        delattr(app, name)
+    except AttributeError:
+        pass
+    gc.collect()
+
+
+def firmware_hash(root):
+    """The firmware hash, with app/fwhash.py loaded only for it (boot-only code)."""
+    from app import fwhash
+
+    try:
+        return fwhash.firmware_hash(root)
+    finally:
+        del fwhash
+        _drop("fwhash")
+
+
+def load_shoe():
+    """Import the shoe's modules one at a time, collecting after each; returns `Shoe`.
+
+    Loading a .mpy leaves garbage (read buffers, the qstr pool it outgrew) that would
+    otherwise be left between the modules' code and fragment a small heap.
+    """
+    gc.collect()
+    for name in _MODULES:
+        __import__(name)
+        gc.collect()
     from app.shoe import Shoe
 
-    fw = firmware_hash(board.root)
-    gc.collect()
+    return Shoe
 
-    shoe = Shoe(board, fw)
-    board.start()
-    if not shoe.boot():
-        board.close()
-        print("cardshoe: not provisioned (no data/ident.bin): run `cardshoe flash`")
-        return None
+
+def boot_shoe(board, fw):
+    """Boot (app/boot.py, then dropped) and build the Shoe; None when not provisioned."""
+    from app.deck import Deck
+    from app.store import Store
+
     gc.collect()
+    st = Store(board.root)
+    deck = Deck()
+    from app import boot
+
     try:
-        shoe.run()
+        ok = boot.boot(st, deck)
     finally:
-        board.close()
+        del boot
+        _drop("boot")
+    if not ok:
+        return None
+    Shoe = load_shoe()
+    shoe = Shoe(board, fw, st, deck)
+    gc.collect()
     return shoe
+
+
+def boot(board):
+    """Hash the firmware, start the board, boot the shoe; returns the Shoe (None when not
+    provisioned). main.py then drops this module and streams with `shoe.run()`."""
+    fw = firmware_hash(board.root)
+    board.start()
+    return boot_shoe(board, fw)

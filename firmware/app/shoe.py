@@ -1,7 +1,7 @@
 """The shoe: boot, the main loop, and the host's commands.
 
-Boot: count the boot in flash before the first frame, rebuild the session's counts
-from the card log, hash the firmware, say HELLO. Then the loop, which never blocks
+Boot (app/boot.py, dropped afterwards): count the boot in flash before the first
+frame, rebuild the session's counts from the card log; then say HELLO. Then the loop, which never blocks
 for long: host bytes in, hardware events in, frames out (faults first, then keys,
 cards and deck status in the order they happened), resends and heartbeat, and the
 watchdog fed only when a pass of the loop completed.
@@ -18,11 +18,10 @@ import micropython
 import wire
 from micropython import const
 
-from app.deck import Deck
 from app.mem import take
 from app.link import Link
 from app.outbox import Outbox
-from app.store import StorageError, Store
+from app.store import StorageError
 
 FW_VERSION = (0, 1, 0)
 
@@ -85,30 +84,21 @@ _MEM_CHECK_MS = const(1000)
 _EVENTS_PER_PASS = const(8)
 
 
-class Clock:
-    """Milliseconds since boot as a u32 (ticks_ms wraps much earlier on some ports)."""
-
-    def __init__(self):
-        self._last = time.ticks_ms()
-        self.ms = 0
-
-    def now(self):
-        t = time.ticks_ms()
-        self.ms = (self.ms + time.ticks_diff(t, self._last)) & 0xFFFFFFFF
-        self._last = t
-        return self.ms
-
-    def at(self, ticks):
-        """The u32 time of an event stamped with `ticks` (taken shortly before now)."""
-        return (self.ms + time.ticks_diff(ticks, self._last)) & 0xFFFFFFFF
+def _copy(dst, d, src, s, n):
+    for i in range(n):
+        dst[d + i] = src[s + i]
 
 
 class Shoe:
-    def __init__(self, board, fw_hash=b"\x00" * 32, slots=16):
+    """The booted shoe: `store` and `deck` come from `app.boot.boot()` (see `app.run.boot_shoe`)."""
+
+    def __init__(self, board, fw_hash, store, deck, slots=16):
         self.board = board
-        self.store = Store(board.root)
-        self.deck = Deck()
-        self.clock = Clock()
+        self.store = store
+        self.deck = deck
+        # The clock: milliseconds since boot as a u32 (ticks_ms wraps much earlier on some ports).
+        self._t_last = time.ticks_ms()
+        self.ms = 0
         self.fw_hash = fw_hash
         self.encoder = None
         self._out = take(wire.OUT_SIZE)
@@ -136,41 +126,27 @@ class Shoe:
         self._led = -1
         self._mem_at = 0
         self.cards_lost = 0  # storage failures: cards framed but not logged
-
-    # -- boot -------------------------------------------------------------
-    def boot(self):
-        """Load provisioning and state, count this boot. False when not provisioned."""
-        st = self.store
-        if not st.load_ident():
-            return False
-        try:
-            st.count_boot()
-        except StorageError:
-            st.faults |= 1 << _F_STORAGE
-        d = self.deck
-        d.reset(st.shoe_no, st.deck_id, st.scheme, 0)
-        if st.scheme == 1:
-            d.entries = st.load_manifest(d.table)
-        d.integ_from = st.integ_from
-        try:
-            st.open_log(self._replay)
-        except StorageError:
-            st.faults |= 1 << _F_STORAGE
-        d.integ |= st.integ
-        if st.ended:
-            d.end_shoe()
-        st.cleanup()
+        # Continue from what the boot read from flash.
+        st = store
         self.next_frame = st.logged + 1
         self.outbox.resend_ms = st.resend_ms
         self.outbox.resend_max_ms = st.resend_max_ms
-        self.board.set_debounce(st.debounce_ms)
+        board.set_debounce(st.debounce_ms)
         self.encoder = wire.Encoder(st.key, st.serial)
         self.link.attach(st.key, st.serial)
-        return True
 
-    def _replay(self, st):
-        kind, _m, index, _s, _cd, code, _me, _r, flags, _t, _rl = st.unpack()
-        self.deck.count(kind, code, flags, index)
+    # -- boot -------------------------------------------------------------
+    # -- the clock ----------------------------------------------------------
+    def now(self):
+        """Milliseconds since boot (u32)."""
+        t = time.ticks_ms()
+        self.ms = (self.ms + time.ticks_diff(t, self._t_last)) & 0xFFFFFFFF
+        self._t_last = t
+        return self.ms
+
+    def at(self, ticks):
+        """The u32 time of an event stamped with `ticks` (taken shortly before now)."""
+        return (self.ms + time.ticks_diff(ticks, self._t_last)) & 0xFFFFFFFF
 
     def hello(self):
         d = self.deck
@@ -231,13 +207,13 @@ class Shoe:
         b = self.board
         d = self.deck
         if ev == _EV_EXIT:
-            self.on_exit(self.clock.at(b.ev_ms))
+            self.on_exit(self.at(b.ev_ms))
         elif ev == _EV_RFID:
             d.on_rfid(b.ev_buf, b.ev_len, b.ev_arg)
         elif ev == _EV_BARCODE:
             d.on_barcode(b.ev_buf, b.ev_len, b.ev_arg)
         elif ev == _EV_KEY:
-            self.on_key(b.ev_arg, self.clock.at(b.ev_ms))
+            self.on_key(b.ev_arg, self.at(b.ev_ms))
         elif ev == _EV_FAULT:
             bit = 1 << b.ev_arg
             if b.ev_on:
@@ -252,7 +228,7 @@ class Shoe:
         st = self.store
         kind = d.identify()
         index = d.dealt + 1
-        if not d.loaded:
+        if not d.shoe_no:  # no shoe loaded
             self.raise_fault(_F_MANIFEST)
         st.pack(kind, index, d.card_deck, d.code, d.method, d.retries, d.flags, t_ms, d.raw, d.raw_len)
         try:
@@ -298,7 +274,7 @@ class Shoe:
                 code += 1
             self.fault_dirty &= ~(1 << code)
             struct.pack_into(
-                "<BBHI", self.payload, 0, code, 1 if self.active_faults() & (1 << code) else 0, 0, self.clock.ms
+                "<BBHI", self.payload, 0, code, 1 if self.active_faults() & (1 << code) else 0, 0, self.ms
             )
             ob.push(_T_FAULT, self.payload, 8)
         while ob.free() > _RESERVE:
@@ -332,19 +308,21 @@ class Shoe:
             if not st.read(index):
                 self.raise_fault(_F_STORAGE)
                 return False
-        rm = st.rec_mv
-        p = self.outbox.reserve_payload()
-        # Log record -> payload by byte copy (layouts in store.REC_FMT and SPEC section 5).
-        p[0:4] = rm[4:8]  # shoe_no
-        p[4:6] = rm[2:4]  # index
+        ob = self.outbox
+        p = ob.buf
+        o = ob.reserve_payload()
+        # Log record -> payload by byte copy (layouts in store._REC_FMT and SPEC section 5),
+        # one byte at a time: slices would allocate for every card.
+        _copy(p, o, r, 4, 4)  # shoe_no
+        _copy(p, o + 4, r, 2, 2)  # index
         if r[0] == _T_UNREAD:
-            p[6:10] = rm[16:20]  # t_ms
-            self.outbox.push_in_place(_T_UNREAD, 10)
+            _copy(p, o + 6, r, 16, 4)  # t_ms
+            ob.push_in_place(_T_UNREAD, 10)
             return True
         raw_len = r[20]
-        p[6:19] = rm[8:21]  # card_deck, code, method, retries, flags, t_ms, raw_len
-        p[19 : 19 + raw_len] = rm[21 : 21 + raw_len]
-        self.outbox.push_in_place(_T_CARD, 19 + raw_len)
+        # card_deck, code, method, retries, flags, t_ms, raw_len, then the raw bytes
+        _copy(p, o + 6, r, 8, 13 + raw_len)
+        ob.push_in_place(_T_CARD, 19 + raw_len)
         return True
 
     def _frame_status(self, reason):
@@ -380,7 +358,7 @@ class Shoe:
 
     def heartbeat(self, now):
         ob = self.outbox
-        if ob.count == 0 and ob.idle_ms(ob.ticks()) >= self.store.heartbeat_ms:
+        if ob.count == 0 and time.ticks_diff(ob.ticks(), ob._last_tx) >= self.store.heartbeat_ms:
             struct.pack_into("<IHB", self.payload, 0, now, self.deck.dealt, ob.count)
             ob.push(_T_HEARTBEAT, self.payload, 7)
 
@@ -402,7 +380,7 @@ class Shoe:
         if mtype == _T_TIME:
             if n != 8:
                 return _REPLY_REFUSED, _D_BAD_STATE
-            self.time_offset = struct.unpack_from("<Q", p, 0)[0] - self.clock.now()
+            self.time_offset = struct.unpack_from("<Q", p, 0)[0] - self.now()
             return _REPLY_OK, 0
         if mtype == _T_CONFIG:
             if n != 8:
@@ -548,7 +526,7 @@ class Shoe:
                 break
             busy = True
             self.on_event(ev)
-        now = self.clock.now()
+        now = self.now()
         self.pump()
         self.heartbeat(now)
         self.outbox.service(self.outbox.ticks())

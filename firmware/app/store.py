@@ -11,11 +11,12 @@ Files under `<root>data/` (see firmware/README.md, "Flash layout"):
 - `manifest.bin` the loaded deck's RFID manifest, replaced whole with the session.
 - `cNNNNNNNN.log` the card log of shoe session NNNNNNNN (hex): append-only fixed
   44-byte records, each with its own CRC-32. A power cut during an append leaves a
-  short or bad last record: `open_log` keeps the records before it and rewrites the
-  file without it (write-temp-then-rename), so a torn write costs only the card whose
+  short or bad last record: at boot `app.boot.open_log` keeps the records before it
+  and rewrites the file without it (write-temp-then-rename), so a torn write costs only the card whose
   exit had not finished being recorded.
 
-Nothing is ever rewritten in place.
+Nothing is ever rewritten in place. What only the boot reads (ident.bin, state.bin,
+the manifest, the log's replay) is in `app/boot.py`, dropped after the boot.
 """
 
 import os
@@ -28,10 +29,7 @@ from app.mem import take
 
 _STATE_FMT = "<4sIIIBBHHHIIHHHH"
 _STATE_SIZE = const(44)  # struct.calcsize(_STATE_FMT) + 4 (CRC)
-_IDENT_FMT = "<4sI32s"
-_IDENT_SIZE = const(44)
 _STATE_MAGIC = b"CSS1"
-_IDENT_MAGIC = b"CSI1"
 
 # The card log record: kind (2 CARD, 3 UNREAD: the message types), magic, index,
 # shoe_no, card_deck, code, method, retries, flags, t_ms, raw_len, raw; then CRC-32.
@@ -47,14 +45,6 @@ _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10]
 
 class StorageError(Exception):
     """A flash write failed (the caller raises FAULT STORAGE)."""
-
-
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
 
 
 class Store:
@@ -113,63 +103,7 @@ class Store:
         except OSError as e:
             raise StorageError(name) from e
 
-    # -- provisioning -----------------------------------------------------
-    def load_ident(self):
-        """Read ident.bin; True when the shoe is provisioned (serial and key)."""
-        try:
-            with open(self._path("ident.bin"), "rb") as f:
-                data = f.read(_IDENT_SIZE + 1)
-        except OSError:
-            return False
-        if len(data) != _IDENT_SIZE:
-            return False
-        magic, serial, key = struct.unpack_from(_IDENT_FMT, data)
-        if magic != _IDENT_MAGIC or crc32(memoryview(data)[:40]) != struct.unpack_from("<I", data, 40)[0]:
-            return False
-        self.serial = serial
-        self.key = key
-        return True
-
-    @staticmethod
-    def ident_bytes(serial, key):
-        """The ident.bin contents for `serial` and `key` (used by tests and the host)."""
-        body = struct.pack(_IDENT_FMT, _IDENT_MAGIC, serial, key)
-        return body + struct.pack("<I", crc32(body))
-
-    # -- state.bin --------------------------------------------------------
-    def load_state(self):
-        """Read state.bin; False (defaults kept) when absent or corrupt."""
-        try:
-            with open(self._path("state.bin"), "rb") as f:
-                n = f.readinto(self._sbuf)
-        except OSError:
-            return False
-        b = self._sbuf
-        if n != _STATE_SIZE or crc32(memoryview(b)[:-4]) != struct.unpack_from("<I", b, _STATE_SIZE - 4)[0]:
-            self.state_ok = False
-            return False
-        (
-            magic,
-            self.boot,
-            self.shoe_no,
-            self.deck_id,
-            self.scheme,
-            self.ended,
-            self.integ,
-            self.integ_from,
-            self.faults,
-            self.epoch,
-            self.hseq,
-            self.heartbeat_ms,
-            self.resend_ms,
-            self.resend_max_ms,
-            self.debounce_ms,
-        ) = struct.unpack_from(_STATE_FMT, b)
-        if magic != _STATE_MAGIC:
-            self.state_ok = False
-            return False
-        return True
-
+    # -- state.bin (read at boot by app/boot.py) ---------------------------
     def save(self):
         """Write state.bin power-safely (raises StorageError)."""
         b = self._sbuf
@@ -193,31 +127,15 @@ class Store:
             self.resend_max_ms,
             self.debounce_ms,
         )
-        struct.pack_into("<I", b, _STATE_SIZE - 4, crc32(memoryview(b)[:-4]))
+        struct.pack_into("<I", b, _STATE_SIZE - 4, crc32(b[:-4]))
         self._ensure_dir()
         self._replace("state.bin", b)
-
-    def count_boot(self):
-        """Load the state and count this boot in flash before any frame is sent."""
-        self.load_state()
-        self.boot += 1
-        self.save()
-        return self.boot
 
     # -- the manifest -----------------------------------------------------
     def save_manifest(self, table, count):
         """Write the manifest table (`count` slots of _ENTRY bytes) power-safely."""
         self._ensure_dir()
         self._replace("manifest.bin", memoryview(table)[: count * _ENTRY])
-
-    def load_manifest(self, table):
-        """Fill `table` from manifest.bin; returns the number of entries (0 if none)."""
-        try:
-            with open(self._path("manifest.bin"), "rb") as f:
-                n = f.readinto(table)
-        except OSError:
-            return 0
-        return (n or 0) // _ENTRY
 
     # -- a new shoe session -----------------------------------------------
     def new_session(self, shoe_no, deck_id, scheme, table, count):
@@ -290,45 +208,6 @@ class Store:
         index, shoe = struct.unpack_from("<HI", r, 2)
         return index == expect_index and shoe == self.shoe_no and r[0] in (2, 3) and r[20] <= _RAW_MAX
 
-    def open_log(self, visit=None):
-        """Read the current session's log at boot, calling `visit(store)` per good record.
-
-        Drops a torn tail (short record, bad CRC, wrong index) by rewriting the log
-        without it. Returns the number of good records.
-        """
-        name = self._log_name(self.shoe_no)
-        good = 0
-        size = 0
-        try:
-            size = os.stat(name)[6]
-            with open(name, "rb") as f:
-                while f.readinto(self.rec) == _REC_SIZE and self._valid(good + 1):
-                    good += 1
-                    if visit is not None:
-                        visit(self)
-        except OSError:
-            size = 0
-            good = 0
-        if size != good * _REC_SIZE:
-            self.dropped = (size - good * _REC_SIZE + _REC_SIZE - 1) // _REC_SIZE
-            self._truncate(name, good)
-        self.logged = good
-        self._open_append()
-        return good
-
-    def _truncate(self, name, good):
-        tmp = self.dir + "log.tmp"
-        try:
-            with open(name, "rb") as src, open(tmp, "wb") as dst:
-                for _ in range(good):
-                    src.readinto(self.rec)
-                    dst.write(self.rec)
-            os.rename(tmp, name)
-        except OSError:
-            self._ensure_dir()
-            with open(name, "wb"):
-                pass
-
     def _open_append(self):
         self._ensure_dir()
         try:
@@ -363,14 +242,3 @@ class Store:
                 return f.readinto(self.rec) == _REC_SIZE and self._valid(index)
         except OSError:
             return False
-
-    def cleanup(self):
-        """Remove logs of other sessions and stray temp files (after a cut mid-switch)."""
-        keep = "c%08x.log" % self.shoe_no
-        try:
-            names = os.listdir(self.dir[:-1])
-        except OSError:
-            return
-        for name in names:
-            if (name.endswith(".log") and name != keep) or name.endswith(".tmp"):
-                self._remove(self.dir + name)

@@ -74,9 +74,10 @@ _EV_FAULT = const(5)
 
 _LINE = const(96)
 _RECONNECT_MS = const(250)
-_KEYS = {b"new_round": 1, b"deal_complete": 2, b"exposure": 3, b"end_shoe": 4}
-_FAULTS = {b"reader": 1, b"jam": 2, b"lid": 3}
-_ON = {b"fail": 1, b"ok": 0, b"on": 1, b"off": 0, b"open": 1, b"closed": 0}
+# Words of the sim protocol. Tuples, not dicts: this board runs in a 64 KB heap.
+_KEYS = (b"new_round", b"deal_complete", b"exposure", b"end_shoe")  # key codes 1..4
+_FAULTS = (b"reader", b"jam", b"lid")  # fault codes 1..3
+_ON = (b"ok", b"fail", b"off", b"on", b"closed", b"open")  # odd index: the condition began
 _LED = (b"led off\n", b"led on\n", b"led blink\n")
 
 
@@ -86,6 +87,13 @@ def _hexval(c):
     c |= 0x20
     if 97 <= c <= 102:
         return c - 87
+    return -1
+
+
+def _find(words, w):
+    for i in range(len(words)):
+        if words[i] == w:
+            return i
     return -1
 
 
@@ -105,8 +113,7 @@ class Board:
         self._sock = None
         self._next_try = time.ticks_ms()
         self._line = bytearray(_LINE)
-        self._line_len = 0
-        self._overlong = False
+        self._line_len = 0  # -1: an overlong line, dropped up to its newline
         self._rx = bytearray(128)
         self._rx_len = 0
         self._rx_pos = 0
@@ -114,8 +121,8 @@ class Board:
         self._led = 0
         self._in = sys.stdin.buffer
         self._out = sys.stdout.buffer
-        self._poll = select.poll()
-        self._in_poll = select.poll()
+        self._poll = select.poll()  # stdin and the sim socket: wait()
+        self._in_poll = select.poll()  # stdin only: read_serial()
         self._one = bytearray(1)
         self._tty_saved = None
 
@@ -124,7 +131,17 @@ class Board:
         try:
             import termios
 
-            self._tty_saved = termios.tcgetattr(0)
+            t = termios.tcgetattr(0)
+            # Kept for close(): the control characters as one bytes object, not a list
+            # of 32 one-byte objects (about 1 KB of a 64 KB heap).
+            cc = t[6]
+            ints = 0  # which entries are numbers (VMIN, VTIME): tcsetattr wants them so
+            for i in range(len(cc)):
+                if not isinstance(cc[i], bytes):
+                    ints |= 1 << i
+            t[6] = b"".join(c if isinstance(c, bytes) else bytes((c,)) for c in cc)
+            t.append(ints)
+            self._tty_saved = t
             termios.setraw(0)
         except Exception:
             self._tty_saved = None  # not a terminal (a pipe in tests)
@@ -139,7 +156,12 @@ class Board:
         if self._tty_saved is not None:
             import termios
 
-            termios.tcsetattr(0, termios.TCSANOW, self._tty_saved)
+            t = self._tty_saved
+            cc = t[6]
+            ints = t.pop()
+            t[6] = [cc[i] if ints & (1 << i) else cc[i : i + 1] for i in range(len(cc))]
+            termios.tcsetattr(0, termios.TCSANOW, t)
+            self._tty_saved = None
 
     def key_held(self):
         return os.getenv("CARDSHOE_KEY_HELD") == "1"
@@ -150,25 +172,21 @@ class Board:
         # one at a time while the terminal has some.
         n = 0
         one = self._one
-        while n < len(buf) and self._stdin_ready():
-            if not self._in.readinto(one, 1):
+        while n < len(buf):
+            ready = False
+            for _obj, ev in self._in_poll.poll(0):
+                ready = ev & select.POLLIN
+            if not ready or not self._in.readinto(one, 1):
                 break
             buf[n] = one[0]
             n += 1
         return n
 
-    def _stdin_ready(self):
-        for obj, ev in self._in_poll.poll(0):
-            return ev & select.POLLIN
-        return False
-
     def write_serial(self, mv):
         done = 0
         total = len(mv)
         while done < total:
-            n = self._out.write(mv[done:])
-            if n is None:
-                n = 0
+            n = self._out.write(mv[done:]) or 0
             done += n
             if not n:
                 time.sleep_ms(1)
@@ -181,7 +199,7 @@ class Board:
     # -- outputs ----------------------------------------------------------
     def ready(self, boot):
         self._boot = boot
-        self._send_ready()
+        self._connect(False)
 
     def led(self, mode):
         self._led = mode
@@ -190,18 +208,12 @@ class Board:
     def set_debounce(self, ms):
         pass  # the bench fires the sensor once per card: nothing to debounce
 
-    def wdt_start(self, ms):
-        pass
+    wdt_start = set_debounce  # no watchdog on this board
 
     def wdt_feed(self):
         pass
 
     # -- the sim socket ---------------------------------------------------
-    def _send_ready(self):
-        if self._boot is not None:
-            self._sim_send(b"ready %d\n" % self._boot)
-            self._sim_send(_LED[self._led])
-
     def _sim_send(self, data):
         if self._sock is None:
             return
@@ -210,21 +222,25 @@ class Board:
         except OSError:
             self._drop()
 
-    def _connect(self):
-        if not self._sim_path:
-            return
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.connect(struct.pack("H108s", socket.AF_UNIX, self._sim_path.encode()))
-        except OSError:
-            s.close()
-            self._next_try = time.ticks_add(time.ticks_ms(), _RECONNECT_MS)
-            return
-        s.setblocking(False)
-        self._sock = s
-        self._poll.register(s, select.POLLIN)
-        self._rx_len = self._rx_pos = self._line_len = 0
-        self._send_ready()
+    def _connect(self, new=True):
+        """Connect to the bench's sim socket (`new`), then tell it `ready BOOT` and the LED."""
+        if new:
+            if not self._sim_path:
+                return
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(struct.pack("H108s", socket.AF_UNIX, self._sim_path.encode()))
+            except OSError:
+                s.close()
+                self._next_try = time.ticks_add(time.ticks_ms(), _RECONNECT_MS)
+                return
+            s.setblocking(False)
+            self._sock = s
+            self._poll.register(s, select.POLLIN)
+            self._rx_len = self._rx_pos = self._line_len = 0
+        if self._boot is not None:
+            self._sim_send(b"ready %d\n" % self._boot)
+            self._sim_send(_LED[self._led])
 
     def _drop(self):
         if self._sock is not None:
@@ -236,49 +252,41 @@ class Board:
         self._sock = None
         self._next_try = time.ticks_add(time.ticks_ms(), _RECONNECT_MS)
 
-    def _fill(self):
-        # Returns False when no byte is available now.
-        if self._rx_pos < self._rx_len:
-            return True
-        if self._sock is None:
-            if self._sim_path and time.ticks_diff(time.ticks_ms(), self._next_try) >= 0:
-                self._connect()
-            return False
-        try:
-            n = self._sock.readinto(self._rx)
-        except OSError as e:
-            if e.errno == 11:  # EAGAIN: nothing yet
-                return False
-            self._drop()
-            return False
-        if n is None:
-            return False
-        if n == 0:  # the bench closed the socket
-            self._drop()
-            return False
-        self._rx_len = n
-        self._rx_pos = 0
-        return True
-
     def poll(self):
-        while self._fill():
+        while True:
+            if self._rx_pos >= self._rx_len:
+                # Refill; no byte available now ends the poll.
+                if self._sock is None:
+                    if self._sim_path and time.ticks_diff(time.ticks_ms(), self._next_try) >= 0:
+                        self._connect()
+                    return _EV_NONE
+                try:
+                    n = self._sock.readinto(self._rx)
+                except OSError as e:
+                    if e.errno != 11:  # EAGAIN: nothing yet
+                        self._drop()
+                    return _EV_NONE
+                if n is None:
+                    return _EV_NONE
+                if n == 0:  # the bench closed the socket
+                    self._drop()
+                    return _EV_NONE
+                self._rx_len = n
+                self._rx_pos = 0
             c = self._rx[self._rx_pos]
             self._rx_pos += 1
+            n = self._line_len
             if c == 10:
-                n = self._line_len
                 self._line_len = 0
-                if self._overlong:
-                    self._overlong = False
-                    continue
-                ev = self._parse(n)
-                if ev:
-                    return ev
-            elif self._line_len < _LINE:
-                self._line[self._line_len] = c
-                self._line_len += 1
-            else:
-                self._overlong = True
-        return _EV_NONE
+                if n >= 0:
+                    ev = self._parse(n)
+                    if ev:
+                        return ev
+            elif n >= _LINE:
+                self._line_len = -1  # overlong: dropped whole
+            elif n >= 0:
+                self._line[n] = c
+                self._line_len = n + 1
 
     def _parse(self, n):
         line = self._line
@@ -288,17 +296,18 @@ class Board:
         word = bytes(line[:sp])
         arg = bytes(line[sp + 1 : n]).strip() if sp < n else b""
         self.ev_ms = time.ticks_ms()
+        buf = self.ev_buf
         if word == b"exit":
             return _EV_EXIT
         if word == b"rfid":
             k = 0
             i = 0
-            while i + 1 < len(arg) and k < len(self.ev_buf):
+            while i + 1 < len(arg) and k < len(buf):
                 hi = _hexval(arg[i])
                 lo = _hexval(arg[i + 1])
                 if hi < 0 or lo < 0:
                     return _EV_NONE  # a garbled line from the bench, not a read
-                self.ev_buf[k] = (hi << 4) | lo
+                buf[k] = (hi << 4) | lo
                 k += 1
                 i += 2
             if k == 0:
@@ -307,20 +316,21 @@ class Board:
             self.ev_arg = 0
             return _EV_RFID
         if word == b"barcode":
-            k = min(len(arg), len(self.ev_buf))
-            self.ev_buf[:k] = arg[:k]
+            k = min(len(arg), len(buf))
+            buf[:k] = arg[:k]
             self.ev_len = k
             self.ev_arg = 0
             return _EV_BARCODE
         if word == b"key":
-            code = _KEYS.get(arg)
+            code = _find(_KEYS, arg) + 1
             if code:
                 self.ev_arg = code
                 return _EV_KEY
             return _EV_NONE
-        code = _FAULTS.get(word)
-        if code and arg in _ON:
+        code = _find(_FAULTS, word) + 1
+        on = _find(_ON, arg)
+        if code and on >= 0:
             self.ev_arg = code
-            self.ev_on = _ON[arg]
+            self.ev_on = on & 1
             return _EV_FAULT
         return _EV_NONE

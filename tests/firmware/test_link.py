@@ -230,3 +230,20 @@ def test_dealer_keys_are_framed_in_order_with_the_cards(shoe: tuple[VShoe, Host]
     order = [(type(f.message).__name__, getattr(f.message, "key", getattr(f.message, "index", None)))
              for f in vs.peer.frames if isinstance(f.message, (P.Card, P.Key))]
     assert order == [("Card", 1), ("Key", 1), ("Card", 2), ("Key", 2), ("Key", 3)]
+
+
+def test_the_shoe_streams_in_a_64_kb_heap_without_running_low(shoe: tuple[VShoe, Host]) -> None:
+    # The fixture's shoe runs under `micropython -X heapsize=64k` (vshoe.VShoe). The main
+    # loop checks free memory after a collection once a second and raises LOW_MEMORY
+    # (fault code 5) under 4 KB: loading a manifest and dealing must not get there.
+    vs, host = shoe
+    assert vs.heapsize == "64k"
+    load(host, 5)
+    for code in (3, 17, 41):
+        deal(vs, host, code)
+    end = time.monotonic() + 1.5  # past at least one memory check
+    while time.monotonic() < end:
+        host.pump(0.05)
+    faults = [(f.message.code, f.message.active) for f in vs.peer.frames if isinstance(f.message, P.Fault)]
+    assert (5, 1) not in faults, faults
+    assert host.count(5) == 3

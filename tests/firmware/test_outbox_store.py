@@ -50,6 +50,7 @@ print('NEXT', sent[-1][2], ob.holds(2), ob.holds(7))
 STORE = """
 import shoetest as T
 from app.store import Store
+from app import boot as B  # the boot-only half of the store
 bd = T.BlockDev(path=IMG)
 root = T.mount(bd)
 """
@@ -58,7 +59,7 @@ root = T.mount(bd)
 def test_store_survives_remount_and_drops_a_torn_record(mpy) -> None:  # type: ignore[no-untyped-def]
     out = mpy(STORE + """
 st = Store(root)
-print('BOOT', st.count_boot(), st.count_boot())
+print('BOOT', B.count_boot(st), B.count_boot(st))
 st.faults = 1 << 2
 st.epoch, st.hseq = 3, 17
 st.new_session(42, 7, 2, bytearray(0), 0)
@@ -75,9 +76,9 @@ with open(root + 'data/c0000002a.log', 'ab') as f:
 T.unmount()
 T.mount(bd, fresh=False)
 st2 = Store(root)
-print('LOAD', st2.load_state(), st2.boot, st2.shoe_no, st2.deck_id, st2.faults, st2.epoch, st2.hseq)
+print('LOAD', B.load_state(st2), st2.boot, st2.shoe_no, st2.deck_id, st2.faults, st2.epoch, st2.hseq)
 seen = []
-st2.open_log(lambda s: seen.append(s.unpack()[2]))
+B.open_log(st2, lambda s: seen.append(s.unpack()[2]))
 print('LOG', seen, st2.logged, st2.dropped)
 import os
 print('SIZE', os.stat(root + 'data/c0000002a.log')[6])
@@ -92,8 +93,8 @@ data[44 + 10] ^= 0xFF
 with open(root + 'data/c0000002a.log', 'wb') as f:
     f.write(data)
 st3 = Store(root)
-st3.load_state()
-print('CRC', st3.open_log(), st3.logged)
+B.load_state(st3)
+print('CRC', B.open_log(st3), st3.logged)
 """)
     assert "BOOT 1 2" in out
     assert "LOAD True 2 42 7 4 3 17" in out
@@ -106,18 +107,18 @@ print('CRC', st3.open_log(), st3.logged)
 def test_ident_and_state_refuse_corruption(mpy) -> None:  # type: ignore[no-untyped-def]
     out = mpy(STORE + """
 st = Store(root)
-print('NOIDENT', st.load_ident())
+print('NOIDENT', B.load_ident(st))
 T.provision(root, 77, b'\\x11' * 32)
-print('IDENT', st.load_ident(), st.serial, st.key == b'\\x11' * 32)
+print('IDENT', B.load_ident(st), st.serial, st.key == b'\\x11' * 32)
 with open(root + 'data/ident.bin', 'r+b') as f:
     f.seek(10); f.write(b'\\x00')
 st2 = Store(root)
-print('BADIDENT', st2.load_ident())
-st.count_boot()
+print('BADIDENT', B.load_ident(st2))
+B.count_boot(st)
 with open(root + 'data/state.bin', 'r+b') as f:
     f.seek(5); f.write(b'\\xff')
 st3 = Store(root)
-print('BADSTATE', st3.load_state(), st3.state_ok)
+print('BADSTATE', B.load_state(st3), st3.state_ok)
 """)
     assert "NOIDENT False" in out
     assert "IDENT True 77 True" in out

@@ -33,6 +33,7 @@ from micropython_runner import micropython_executable
 
 HERE = Path(__file__).resolve().parent
 VBOOT = HERE / "mpy" / "vboot.py"
+VINSTALL = HERE / "mpy" / "vinstall.py"
 IMAGE_SIZE = 64 * 4096
 
 
@@ -80,7 +81,7 @@ class VShoe:
     """The firmware on a pty with a sim socket and a persistent littlefs image."""
 
     def __init__(self, workdir: Path, build: Path, serial: int = 1001, key: bytes = b"K" * 32,
-                 heapsize: str = "96k") -> None:
+                 heapsize: str = "64k") -> None:
         self.dir = workdir
         self.serial = serial
         self.key = key
@@ -100,13 +101,13 @@ class VShoe:
 
     def _install(self, build: Path) -> None:
         tree = self.dir / "tree"
-        shutil.copytree(build, tree, ignore=shutil.ignore_patterns("shoetest.mpy", "vboot.mpy"))
+        shutil.copytree(build, tree, ignore=shutil.ignore_patterns("shoetest.mpy", "vboot.mpy", "vinstall.mpy"))
         (tree / "data").mkdir(exist_ok=True)
         (tree / "data" / "ident.bin").write_bytes(ident_bytes(self.serial, self.key))
         with open(self.image, "wb") as f:
             f.write(b"\xff" * IMAGE_SIZE)
-        env = dict(os.environ, VS_IMG=str(self.image), VS_MODE="install", VS_SRC=str(tree))
-        subprocess.run([micropython_executable(), str(VBOOT)], env=env, check=True, timeout=30)
+        env = dict(os.environ, VS_IMG=str(self.image), VS_SRC=str(tree))
+        subprocess.run([micropython_executable(), str(VINSTALL)], env=env, check=True, timeout=30)
 
     # -- power ----------------------------------------------------------------
     def power_on(self) -> int:
@@ -114,7 +115,7 @@ class VShoe:
         master, slave = pty.openpty()
         tty.setraw(slave)
         tty.setraw(master)
-        env = dict(os.environ, VS_IMG=str(self.image), VS_MODE="run", CARDSHOE_BOARD="unix",
+        env = dict(os.environ, VS_IMG=str(self.image), CARDSHOE_BOARD="unix",
                    CARDSHOE_SIM=str(self.sim_path))
         self.proc = subprocess.Popen(
             [micropython_executable(), "-X", f"heapsize={self.heapsize}", str(VBOOT)],
@@ -135,8 +136,25 @@ class VShoe:
         return int(line.split()[1])
 
     def _stderr(self) -> str:
+        """What a dead interpreter left: its stderr, and the serial line's last bytes
+        (MicroPython prints an uncaught traceback on stdout, the pty)."""
+        if self.proc is not None:
+            try:
+                self.proc.wait(1)  # it may be exiting still
+            except subprocess.TimeoutExpired:
+                return ""
         if self.proc is not None and self.proc.poll() is not None and self.proc.stderr:
-            return self.proc.stderr.read().decode("utf-8", "replace")
+            text = self.proc.stderr.read().decode("utf-8", "replace")
+            tail = b""
+            while self.master >= 0 and select.select([self.master], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                tail = (tail + chunk)[-2000:]
+            return text + tail.decode("utf-8", "replace")
         return ""
 
     def cut(self) -> None:
@@ -290,7 +308,7 @@ class Host:
     def until(self, pred: Callable[[], bool], timeout: float = 8.0) -> None:
         end = time.monotonic() + timeout
         while not pred():
-            assert time.monotonic() < end, "the shoe did not get there in time"
+            assert time.monotonic() < end, f"the shoe did not get there in time {self.vs._stderr()}"
             self.pump(0.02)
 
     def command(self, message: object) -> P.Reply:
@@ -300,7 +318,7 @@ class Host:
             for r in self.replies:
                 if r.seq == seq and r.epoch == self.vs.peer.epoch:
                     return r
-            assert time.monotonic() < end, f"no REPLY to {message}"
+            assert time.monotonic() < end, f"no REPLY to {message} {self.vs._stderr()}"
             self.pump(0.02)
 
     def count(self, shoe_no: int) -> int:

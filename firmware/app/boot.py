@@ -1,0 +1,185 @@
+"""Boot-only code: provisioning, the boot counter, the card log's replay, cleanup.
+
+Everything here runs once per boot and never again, so it lives in its own module
+that `app.run.boot_shoe` loads for the boot, before the rest of the shoe's code, and
+then drops: its bytecode (loaded into RAM from the .mpy) goes back to the
+heap before the link, the outbox and the main loop are loaded. The store
+(`app/store.py`) keeps only what runs while dealing. File formats: firmware/README.md,
+"Flash layout", and `app/store.py`.
+"""
+
+import os
+import struct
+from binascii import crc32
+
+from micropython import const
+
+from app.store import StorageError
+
+_STATE_FMT = "<4sIIIBBHHHIIHHHH"  # as app/store.py
+_STATE_SIZE = const(44)
+_IDENT_FMT = "<4sI32s"
+_IDENT_SIZE = const(44)
+_REC_SIZE = const(44)
+_ENTRY = const(12)
+_F_STORAGE = const(7)
+
+
+def ident_bytes(serial, key):
+    """The ident.bin contents for `serial` and `key` (tests; the host writes the same)."""
+    body = struct.pack(_IDENT_FMT, b"CSI1", serial, key)
+    return body + struct.pack("<I", crc32(body))
+
+
+def load_ident(st):
+    """Read ident.bin into `st`; True when the shoe is provisioned (serial and key)."""
+    try:
+        with open(st.dir + "ident.bin", "rb") as f:
+            data = f.read(_IDENT_SIZE + 1)
+    except OSError:
+        return False
+    if len(data) != _IDENT_SIZE:
+        return False
+    magic, serial, key = struct.unpack_from(_IDENT_FMT, data)
+    if magic != b"CSI1" or crc32(memoryview(data)[:40]) != struct.unpack_from("<I", data, 40)[0]:
+        return False
+    st.serial = serial
+    st.key = key
+    return True
+
+
+def load_state(st):
+    """Read state.bin into `st`; False (defaults kept) when absent or corrupt."""
+    b = st._sbuf
+    try:
+        with open(st.dir + "state.bin", "rb") as f:
+            n = f.readinto(b)
+    except OSError:
+        return False
+    if n != _STATE_SIZE or crc32(b[:-4]) != struct.unpack_from("<I", b, _STATE_SIZE - 4)[0]:
+        st.state_ok = False
+        return False
+    (
+        magic,
+        st.boot,
+        st.shoe_no,
+        st.deck_id,
+        st.scheme,
+        st.ended,
+        st.integ,
+        st.integ_from,
+        st.faults,
+        st.epoch,
+        st.hseq,
+        st.heartbeat_ms,
+        st.resend_ms,
+        st.resend_max_ms,
+        st.debounce_ms,
+    ) = struct.unpack_from(_STATE_FMT, b)
+    if magic != b"CSS1":
+        st.state_ok = False
+        return False
+    return True
+
+
+def count_boot(st):
+    """Load the state and count this boot in flash before any frame is sent."""
+    load_state(st)
+    st.boot += 1
+    st.save()
+    return st.boot
+
+
+def load_manifest(st, table):
+    """Fill `table` from manifest.bin; returns the number of entries (0 if none)."""
+    try:
+        with open(st.dir + "manifest.bin", "rb") as f:
+            n = f.readinto(table)
+    except OSError:
+        return 0
+    return (n or 0) // _ENTRY
+
+
+def open_log(st, visit=None):
+    """Read the current session's log, calling `visit(st)` per good record; open it for appends.
+
+    Drops a torn tail (short record, bad CRC, wrong index) by rewriting the log
+    without it (write-temp-then-rename). Returns the number of good records.
+    """
+    name = st._log_name(st.shoe_no)
+    good = 0
+    size = 0
+    try:
+        size = os.stat(name)[6]
+        with open(name, "rb") as f:
+            while f.readinto(st.rec) == _REC_SIZE and st._valid(good + 1):
+                good += 1
+                if visit is not None:
+                    visit(st)
+    except OSError:
+        size = 0
+        good = 0
+    if size != good * _REC_SIZE:
+        st.dropped = (size - good * _REC_SIZE + _REC_SIZE - 1) // _REC_SIZE
+        _truncate(st, name, good)
+    st.logged = good
+    st._open_append()
+    return good
+
+
+def _truncate(st, name, good):
+    tmp = st.dir + "log.tmp"
+    try:
+        with open(name, "rb") as src, open(tmp, "wb") as dst:
+            for _ in range(good):
+                src.readinto(st.rec)
+                dst.write(st.rec)
+        os.rename(tmp, name)
+    except OSError:
+        st._ensure_dir()
+        with open(name, "wb"):
+            pass
+
+
+def cleanup(st):
+    """Remove logs of other sessions and stray temp files (after a cut mid-switch)."""
+    keep = "c%08x.log" % st.shoe_no
+    try:
+        names = os.listdir(st.dir[:-1])
+    except OSError:
+        return
+    for name in names:
+        if (name.endswith(".log") and name != keep) or name.endswith(".tmp"):
+            st._remove(st.dir + name)
+
+
+def boot(st, d):
+    """Load provisioning and state into Store `st`, count this boot, rebuild Deck `d`'s counts.
+
+    False when the shoe is not provisioned (no valid ident.bin). A flash that cannot be
+    written latches the STORAGE fault; the shoe still boots and says so in HELLO.
+    """
+    if not load_ident(st):
+        return False
+    try:
+        count_boot(st)
+    except StorageError:
+        st.faults |= 1 << _F_STORAGE
+    d.reset(st.shoe_no, st.deck_id, st.scheme, 0)
+    if st.scheme == 1:
+        d.entries = load_manifest(st, d.table)
+    d.integ_from = st.integ_from
+
+    def replay(s):
+        kind, _m, index, _s, _cd, code, _me, _r, flags, _t, _rl = s.unpack()
+        d.count(kind, code, flags, index)
+
+    try:
+        open_log(st, replay)
+    except StorageError:
+        st.faults |= 1 << _F_STORAGE
+    d.integ |= st.integ
+    if st.ended:
+        d.end_shoe()
+    cleanup(st)
+    return True
