@@ -40,6 +40,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--listen", help="HOST:PORT of the HTTP API (default 127.0.0.1:8600)")
     p.add_argument("--token-file", type=Path, help="the table controller's bearer token (created if absent)")
     p.add_argument("--config", type=Path, help="a table TOML file")
+    p.add_argument("--journal-restored", action="store_true",
+                   help="the journal was restored from a backup or copied from another PC: each shoe is "
+                        "taken up at the first frame of its proven current boot, not at the journal's window "
+                        "(SPEC 3.4 item 6; every start proves each shoe live with a PING either way)")
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
 
@@ -89,7 +93,8 @@ def main(argv: list[str]) -> int:
     from cardshoe.api import create_app
     from cardshoe.daemon.daemon import Daemon, keystore_keys
 
-    daemon = Daemon(config, keys=keystore_keys(config.keys))
+    daemon = Daemon(config, keys=keystore_keys(config.keys),
+                    journal_restored=bool(_parser().parse_args(argv).journal_restored))
     daemon.start()
     if daemon.restored is not None and daemon.restored.mismatches:
         log.error("the journal does not rebuild to what it recorded (%d differences): see `cardshoe replay %s`",

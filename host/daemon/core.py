@@ -181,7 +181,10 @@ class TableCore:
         if shoe_no != session.shoe_no:
             if session.shoe_no == 0 or session.next_index == 1:
                 # A session this journal never saw a card of: adopt it. Cards dealt before
-                # are not asked for; they belong to no round of this journal.
+                # are not asked for; they belong to no round of this journal. (Only a HELLO
+                # of the shoe's proven current boot gets here: SPEC 3.4 item 6, in the link.
+                # A session this daemon loaded is reconciled by the daemon, see
+                # `Daemon._reconcile_loading`.)
                 session.shoe_no, session.deck_id = shoe_no, int(msg["deck_id"])
                 session.next_index, session.pending, session.known_dealt = dealt + 1, {}, dealt
                 out.append(_event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
@@ -325,8 +328,17 @@ class TableCore:
                 session = self.shoes.setdefault(int(body["shoe"]), ShoeSession())
                 session.shoe_no, session.deck_id = int(body["shoe_no"]), int(body["deck_id"])
                 session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
-                return Applied((_event(self._round_id(), "shoe_loaded", shoe=body["shoe"], shoe_no=body["shoe_no"],
-                                       deck_id=body["deck_id"]),))
+                loaded = [_event(self._round_id(), "shoe_loaded", shoe=body["shoe"], shoe_no=body["shoe_no"],
+                                 deck_id=body["deck_id"])]
+                dealt = int(body.get("dealt", 0))
+                if dealt > 0:
+                    # Reconciled from a HELLO (the NEW_SHOE's REPLY was lost across a shoe
+                    # reboot): the shoe has dealt cards of it; they are asked for from 1.
+                    loaded[0].body["reconciled"] = str(body.get("reconciled", ""))
+                    session.known_dealt, session.requested_from = dealt, 1
+                    loaded.append(_event(self._round_id(), "cards_requested", shoe=body["shoe"],
+                                         shoe_no=session.shoe_no, from_index=1, dealt=dealt))
+                return Applied(tuple(loaded))
             raise InputError("action", f"unknown action {action!r}")
         except (RoundOperationError, InputError) as exc:
             refusal = _event(self._round_id(), "input_refused", action=action, **_error_body(exc))

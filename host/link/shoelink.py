@@ -9,6 +9,15 @@ frame that comes out is either
 - a **duplicate** (at or below the window: a resend of a frame already journaled): dropped,
   journaled as a `replay` rejection, and answered with a fresh ACK so the shoe stops;
 - a **gap** (new but not next): not accepted, answered with RESEND_FROM(boot, next);
+- **held** (SPEC 3.4 item 6): authenticated and new, but from a shoe whose current boot
+  this daemon has not yet proven live. A host cannot tell a live stream from a recorded
+  one by the frames alone, and its journal may be a restored backup, so at every daemon
+  start every shoe is untrusted: its frames are journaled as held, never acted on and not
+  acknowledged, and the host challenges it with a PING under its epoch (new at every
+  start). The first authenticated REPLY naming a command of this epoch proves its frame's
+  boot is the shoe's current one (no recording can name a command not yet sent); the
+  window moves into that boot, the held frames go through the rules above in (boot, seq)
+  order (so those of older boots are `replay`), and the shoe is trusted for the run;
 - **rejected** for one of the SPEC 3.1 reasons (bad CRC, bad tag, unknown shoe, ...):
   handed to the sink to be counted and journaled, never acted on. An authenticated frame
   of an unknown type (or with a bad payload) that is next in sequence still moves the
@@ -23,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import secrets
 import threading
 import time
 from collections import deque
@@ -32,13 +42,17 @@ from typing import Callable, Protocol
 from cardshoe.link.transport import LinkState, SerialTransport
 from cardshoe.protocol.errors import Reason
 from cardshoe.protocol.frames import Frame, KeyLookup, Receiver, Rejection, ReplayWindow, encode_frame
-from cardshoe.protocol.messages import Ack, Message, Reply, ResendFrom
+from cardshoe.protocol.messages import Ack, Message, Ping, Reply, ResendFrom
 from cardshoe.protocol.spec import FLAG_RESENT
 
 log = logging.getLogger(__name__)
 
 #: Rejections of an authenticated, new frame that still move the window (SPEC 7).
 _ADVANCING = (Reason.UNKNOWN_TYPE, Reason.BAD_PAYLOAD)
+
+#: Held frames kept in memory per untrusted shoe (each is journaled whether kept or not);
+#: more than the shoe's outbox holds, and a flood of recorded frames cannot grow it.
+MAX_HELD = 64
 
 
 class LinkSink(Protocol):
@@ -55,6 +69,15 @@ class LinkSink(Protocol):
 
     def window_adopted(self, shoe: int, boot: int, seq: int) -> None:
         """A shoe never seen before starts at (boot, seq) rather than at seq 1 of its boot."""
+
+    def frame_held(self, frame: Frame) -> None:
+        """Journal an authenticated frame of a shoe not yet proven live; it is not acted on."""
+
+    def shoe_challenged(self, shoe: int, epoch: int, seq: int) -> None:
+        """A PING was sent to prove that shoe's current boot (SPEC 3.4 item 6)."""
+
+    def shoe_verified(self, shoe: int, boot: int, epoch: int, seq: int, held: int) -> None:
+        """A REPLY naming command (epoch, seq) proved `boot` is the shoe's current boot."""
 
     def command_answered(self, command: Command, reply: Reply | None) -> None:
         """A command got its REPLY (or None: abandoned when the link was stopped)."""
@@ -90,6 +113,9 @@ class LinkStats:
     commands_sent: int = 0
     commands_resent: int = 0
     link_lost: int = 0
+    held: int = 0
+    """Frames of shoes not yet proven live (SPEC 3.4 item 6), journaled, not acted on."""
+    held_dropped: int = 0
 
 
 class ShoeLink:
@@ -105,6 +131,7 @@ class ShoeLink:
         windows: dict[int, tuple[int, int]] | None = None,
         resend_ms: int = 300,
         resend_max_ms: int = 5000,
+        journal_restored: bool = False,
     ) -> None:
         self.url = url
         self.keys = keys
@@ -117,7 +144,18 @@ class ShoeLink:
         }
         # Shoes this journal has accepted a frame from (the receiver adds empty windows to
         # `windows` for any shoe it decodes, so that cannot say it).
-        self._known: set[int] = set(self.windows)
+        # A journal restored from a backup (`journal_restored`) still rejects what is at or
+        # below its windows, but its windows may lag the shoe's outbox (frames acknowledged
+        # to the lost journal are gone), so they do not decide where a shoe is taken up.
+        self.journal_restored = journal_restored
+        self._known: set[int] = set() if journal_restored else set(self.windows)
+        # SPEC 3.4 item 6: no shoe is trusted at start, whatever the journal says (it may be
+        # a restored backup); a shoe is trusted once a REPLY proves its current boot.
+        self.trusted: set[int] = set()
+        self._held: dict[int, dict[tuple[int, int], Frame]] = {}
+        self._challenged: set[int] = set()
+        # Seqs of commands sent to each shoe under this epoch: a REPLY naming one is fresh.
+        self._asked: dict[int, set[int]] = {}
         # The receiver checks replay (SPEC 3.1 check 11, before 12-13) against these windows;
         # only the link moves them, once a frame is journaled.
         self.receiver = Receiver(keys, windows=self.windows)
@@ -200,6 +238,7 @@ class ShoeLink:
         cmd.sent += 1
         cmd.next_at = time.monotonic() + cmd.timeout_s
         cmd.seqs.add(cmd.seq)
+        self._asked.setdefault(cmd.shoe, set()).add(cmd.seq)
 
     def _tick(self) -> None:
         while not self._stop.wait(0.02):
@@ -250,14 +289,14 @@ class ShoeLink:
 
     def _on_frame(self, frame: Frame) -> bool:
         """Handle one decoded frame; True when the shoe should get an ACK."""
+        if frame.shoe not in self.trusted:
+            return self._on_untrusted(frame)
         adopted = frame.shoe not in self._known
         window = self._window(frame.shoe)
         self._known.add(frame.shoe)
         if adopted and not window.is_next(frame.boot, frame.seq):
-            # A shoe this journal has never seen, already running (a new journal, or a new
-            # table PC): the frames before this one were acknowledged to another journal and
-            # have left the shoe's outbox, so asking for them would never end. Its window
-            # starts here; the adoption is journaled and shown.
+            # Unreachable since the shoe became trusted (`_verify` places the window), but
+            # kept so that a trusted shoe with no window never asks for frames forever.
             window.boot, window.seq = frame.boot, frame.seq - 1
             self.sink.window_adopted(frame.shoe, frame.boot, frame.seq)
         if not window.is_new(frame.boot, frame.seq):
@@ -280,6 +319,72 @@ class ShoeLink:
         if isinstance(frame.message, Reply):
             self._answered(frame.message)
         return True
+
+    def _on_untrusted(self, frame: Frame) -> bool:
+        """SPEC 3.4 item 6: hold (journal, not act on, not acknowledge) until proven live."""
+        shoe = frame.shoe
+        window = self._window(shoe)
+        if not window.is_new(frame.boot, frame.seq):
+            # At or below the journal's window: a replay whatever else is true.
+            self.stats.duplicates += 1
+            rejection = Rejection(Reason.REPLAY, frame.raw, frame.header,
+                                  f"({frame.boot}, {frame.seq}) not after ({window.boot}, {window.seq})")
+            self._reject(rejection, "duplicate" if frame.boot == window.boot else "old boot")
+            return True
+        message = frame.message
+        proof = (isinstance(message, Reply) and message.epoch == self.epoch
+                 and message.seq in self._asked.get(shoe, ()))
+        held = self._held.setdefault(shoe, {})
+        key = (frame.boot, frame.seq)
+        if key not in held and (len(held) < MAX_HELD or proof):
+            held[key] = frame
+            self.stats.held += 1
+            try:
+                self.sink.frame_held(frame)
+            except Exception:  # noqa: BLE001 - a held frame is never acknowledged; it comes again
+                log.exception("link: cannot journal a held frame")
+        elif key not in held:
+            self.stats.held_dropped += 1
+        if proof:
+            assert isinstance(message, Reply)
+            self._verify(shoe, frame.boot, message)
+            return True
+        if shoe not in self._challenged:
+            self._challenged.add(shoe)
+            cmd = self.send_command(shoe, Ping(secrets.randbits(32)))
+            self.sink.shoe_challenged(shoe, self.epoch, cmd.seq)
+        return False
+
+    def _verify(self, shoe: int, boot: int, reply: Reply) -> None:
+        """The REPLY of a frame of `boot` named a command of this epoch: `boot` is live."""
+        held = self._held.pop(shoe, {})
+        window = self._window(shoe)
+        live = sorted(seq for b, seq in held if b == boot)
+        if window.boot != boot:
+            if shoe in self._known:
+                # The journal knows this shoe (it rebooted since): its whole boot is asked
+                # for from seq 1; every earlier boot is now behind the window (`replay`).
+                window.boot, window.seq = boot, 0
+            else:
+                # A shoe never journaled, already running: frames before the first one held
+                # were acknowledged to another journal and have left its outbox; asking for
+                # them would never end. Its window starts at the first frame of the proven
+                # boot this host holds (SPEC 3.4 item 6), journaled and shown.
+                window.boot, window.seq = boot, live[0] - 1
+                if live[0] > 1:
+                    self.sink.window_adopted(shoe, boot, live[0])
+        elif self.journal_restored and shoe not in self._known and live[0] - 1 > window.seq:
+            # Same boot as the restored window, but frames after it may have been
+            # acknowledged to the lost journal: taken up at the first frame held.
+            window.seq = live[0] - 1
+            self.sink.window_adopted(shoe, boot, live[0])
+        self.trusted.add(shoe)
+        self._known.add(shoe)
+        self.sink.shoe_verified(shoe, boot, reply.epoch, reply.seq, len(held))
+        # The held frames through the ordinary rules, oldest first: those of older boots
+        # (a recording) are `replay`, the proven boot's are accepted in order or asked for.
+        for key in sorted(held):
+            self._on_frame(held[key])
 
     def _gap(self, shoe: int, boot: int, window: ReplayWindow, raw: bytes, frame: Frame | None) -> None:
         self.stats.gaps += 1
@@ -304,6 +409,11 @@ class ShoeLink:
             self.stats.duplicates += 1
             self._reject(rejection, "duplicate" if header.boot == window.boot else "old boot")
             ack[header.shoe] = True
+            return
+        if rejection.reason in _ADVANCING and header is not None and header.shoe not in self.trusted:
+            # Authenticated and new, but not proven live: journaled, the window stays; once
+            # the shoe is trusted, its resend moves the window (SPEC 7) like any other.
+            self._reject(rejection, "unverified")
             return
         if rejection.reason in _ADVANCING and header is not None:
             window = self._window(header.shoe)

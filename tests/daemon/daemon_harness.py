@@ -61,8 +61,8 @@ class Table:
         self.shoe = WireShoe(self.plug, SERIAL, KEY)
         self.shoe_on = False
 
-    def _start(self) -> Daemon:
-        daemon = Daemon(self.config, keys=self.keys.get, randbelow=lambda n: n - 1)
+    def _start(self, **kwargs: Any) -> Daemon:
+        daemon = Daemon(self.config, keys=self.keys.get, randbelow=lambda n: n - 1, **kwargs)
         daemon.start()
         wait_for(lambda: daemon.link_up, what="the daemon to open the pty")
         return daemon
@@ -81,8 +81,8 @@ class Table:
         self.client.close()
         self.daemon.stop()
 
-    def start_daemon(self) -> None:
-        self.daemon = self._start()
+    def start_daemon(self, **kwargs: Any) -> None:
+        self.daemon = self._start(**kwargs)
         self.client = self._client()
 
     def power_on_and_load(self, deck_id: int = DECK_ID) -> int:

@@ -88,6 +88,7 @@ class WireShoe:
             self.state.boot += 1
             self.seq = 0
             self.outbox = []
+            self.replies = {}  # the reply cache is in RAM (SPEC 4): lost at every boot
             self.rx = wire.Receiver(self.key, self.serial, self.state.host_epoch, self.state.host_seq)
             n = wire.pack_hello(self.payload, 1, 0, 0, bytes(32), reset_cause, 2, self.state.shoe_no,
                                 self.state.deck_id, self.state.dealt, 0, 0)
@@ -223,7 +224,9 @@ class WireShoe:
         if mtype == wire.NEW_SHOE:
             shoe_no, deck_id, scheme, part, parts, count = wire.unpack_new_shoe(p)
             self.commands.append((mtype, (shoe_no, deck_id, scheme, part, parts, count)))
-            if part == parts - 1:
+            if shoe_no == self.state.shoe_no and self.state.dealt:
+                status = 1  # REFUSED, bad state: that session is loaded and dealing (SPEC 4)
+            elif part == parts - 1:
                 self.state.shoe_no, self.state.deck_id, self.state.dealt = shoe_no, deck_id, 0
                 self.state.log = []
         elif mtype == wire.CARDS_FROM:
@@ -237,8 +240,9 @@ class WireShoe:
                 status = 1
         else:
             self.commands.append((mtype, (p,)))
-        self.replies[(rx.boot, rx.seq)] = (status, 0)
-        self._reply(rx.boot, rx.seq, status, 0)
+        detail = 1 if status == 1 else 0  # bad state, as the firmware answers
+        self.replies[(rx.boot, rx.seq)] = (status, detail)
+        self._reply(rx.boot, rx.seq, status, detail)
 
     def _reply(self, epoch: int, seq: int, status: int, detail: int) -> None:
         n = wire.pack_reply(self.payload, epoch, seq, status, detail)

@@ -136,9 +136,9 @@ def test_unplug_and_replug_lose_and_repeat_no_card_and_are_journaled_events(make
     table.deal([c(x) for x in HANDS[7:]])
     _check_hands(table, rid)
     with _journal(table) as j:
-        kinds = [e.data()["type"] for e in j.entries(("link",))]
-        assert kinds == ["link_up", "link_lost", "link_up"]
-        lost, back = [e for e in j.entries(("link",))][1:]
+        port = [e for e in j.entries(("link",)) if e.data()["type"] in ("link_up", "link_lost")]
+        assert [e.data()["type"] for e in port] == ["link_up", "link_lost", "link_up"]
+        lost, back = port[1:]
         assert back.t_ns > lost.t_ns
 
 
