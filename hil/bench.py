@@ -53,6 +53,10 @@ class BenchError(RuntimeError):
     """The bench could not set up or drive the table (not a finding about the product)."""
 
 
+# The progressive jackpot resets to this after a royal (the bench's table file, [jackpot] reset).
+JACKPOT_RESET = 5_000_000
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """The table the daemon serves."""
@@ -220,11 +224,13 @@ class Bench:
         return self.client.try_status() is not None
 
     def _table_file(self) -> Path:
-        """The table's TOML: the link timing the daemon sends as CONFIG (faster resends on the bench)."""
+        """The table's TOML: the link timing the daemon sends as CONFIG (faster resends on the bench),
+        and the progressive jackpot's reset amount, which a table taking progressive wagers has
+        configured (a round with a progressive wager cannot be settled without it)."""
         heartbeat, resend, resend_max = self.link_timing
         path = self.workdir / "table.toml"
-        path.write_text(f"[link]\nheartbeat_ms = {heartbeat}\nresend_ms = {resend}\nresend_max_ms = {resend_max}\n",
-                        encoding="utf-8")
+        path.write_text(f"[link]\nheartbeat_ms = {heartbeat}\nresend_ms = {resend}\nresend_max_ms = {resend_max}\n"
+                        f"\n[jackpot]\nreset = {JACKPOT_RESET}\n", encoding="utf-8")
         return path
 
     def _env(self, **extra: str) -> dict[str, str]:

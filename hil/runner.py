@@ -12,6 +12,7 @@ the shoe index it had, with the code it had; and the daemon's settlement equals
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any, Callable
 from cardshoe.cards import card_text
 from cardshoe.hil.bench import FOREIGN_DECK, Bench, TableSpec
 from cardshoe.hil.relay import LineFaults
-from cardshoe.hil.scenario import FlagExpect, RoundSpec, Scenario, Step
+from cardshoe.hil.scenario import FlagExpect, RefusalExpect, RoundSpec, Scenario, Step
 from cardshoe.hil.table import ApiError
 from cardshoe.protocol import check_character
 from cardshoe.settlement import parse_round, settle
@@ -28,6 +29,20 @@ from cardshoe.settlement import parse_round, settle
 Log = Callable[[str], None]
 _SUPERVISOR = "bench supervisor"
 _DEALER = "bench dealer"
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A request the daemon refused: what was asked, its status, and the rule and error it named."""
+
+    request: str
+    status: int
+    rule: str | None
+    error: str | None
+
+    def __str__(self) -> str:
+        named = ", ".join(x for x in (self.error, f"rule {self.rule}" if self.rule else None) if x)
+        return f"{self.request}: {self.status}" + (f" ({named})" if named else "")
 
 
 @dataclass
@@ -40,6 +55,9 @@ class RoundOutcome:
     settlement: dict[str, Any] | None = None
     offline: dict[str, Any] | None = None
     refusals: list[str] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+    # What the bench could not do as the scenario asked (not the daemon's refusals).
+    bench_problems: list[str] = field(default_factory=list)
 
 
 def misread_text(bench: Bench, card: int) -> str:
@@ -111,6 +129,13 @@ def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
     if spec.progressive is not None:
         api.request("POST", f"/rounds/{rid}/progressive", dict(spec.progressive))
     api.request("POST", f"/rounds/{rid}/no-more-bets")
+    for late in spec.late_wagers:
+        # After "no more bets" the daemon must refuse these (5.5-5.6); the scenario says so.
+        if late.change:
+            _try(out, api.request, "PUT", f"/rounds/{rid}/wagers/{late.seat}/{late.wager}", {"amount": late.amount})
+        else:
+            _try(out, api.request, "POST", f"/rounds/{rid}/wagers",
+                 {"seat": late.seat, "wager": late.wager, "amount": late.amount})
     for step in spec.deal:
         do_step(bench, step, out.dealt, log)
     if spec.deal_complete and not any(s.kind == "deal_complete" for s in spec.deal):
@@ -119,17 +144,25 @@ def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
         _try(out, api.request, "POST", f"/rounds/{rid}/exposures", {"shoe_index": index})
     if spec.counts:
         _report_counts(bench, rid, spec, out)
+    for seat in spec.absent:
+        _try(out, api.request, "POST", f"/rounds/{rid}/absent", {"seat": seat})
     for seat, choice in spec.decisions:
         _try(out, api.request, "POST", f"/rounds/{rid}/decisions", {"seat": seat, "choice": choice})
     for step in spec.after_decisions:
         do_step(bench, step, out.dealt, log)
     if spec.confirm is not None:
         for flag in api.round(rid)["irregularities"]:
-            if flag["decision"] in ("reconstruction_proposed", "referred"):
-                _try(out, api.request, "POST", f"/rounds/{rid}/confirmations",
-                     {"flag": flag["id"], "confirmed": spec.confirm, "supervisor": _SUPERVISOR})
+            if flag["decision"] in ("reconstruction_proposed", "referred", "placement_proposed"):
+                answer: dict[str, Any] = {"flag": flag["id"], "confirmed": spec.confirm, "supervisor": _SUPERVISOR}
+                if spec.candidate is not None and flag["decision"] == "placement_proposed":
+                    number = _candidate_number(spec.candidate, flag, out)
+                    if number is None:
+                        continue
+                    answer["candidate"] = number
+                _try(out, api.request, "POST", f"/rounds/{rid}/confirmations", answer)
     if spec.settle:
-        done = _try(out, api.request, "POST", f"/rounds/{rid}/settle", {})
+        body = {} if spec.jackpot_pool is None else {"jackpot_pool": spec.jackpot_pool}
+        done = _try(out, api.request, "POST", f"/rounds/{rid}/settle", body)
         if done is not None and "settlement" in done:
             out.settlement = done["settlement"].get("settlement")
     out.snapshot = api.round(rid)
@@ -137,6 +170,19 @@ def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
         exported = api.export(rid)
         out.offline = settle(parse_round(exported)).to_json()
     return out
+
+
+def _candidate_number(want: int | dict[str, int], flag: dict[str, Any], out: RoundOutcome) -> int | None:
+    """The API's number of the candidate the scenario picks: given, or the one missing `slip_pass`."""
+    if isinstance(want, int):
+        return want
+    candidates = list(flag.get("candidates", []))
+    hits = [c for c in candidates if c.get("slip_pass") == want["slip_pass"]]
+    if len(hits) != 1:
+        out.bench_problems.append(f"candidate: {len(hits)} of the flag's candidates have slip_pass "
+                                  f"{want['slip_pass']} (candidates {[c.get('slip_pass') for c in candidates]})")
+        return None
+    return int(hits[0]["number"])
 
 
 def _report_counts(bench: Bench, rid: str, spec: RoundSpec, out: RoundOutcome) -> None:
@@ -156,12 +202,27 @@ def _try(out: RoundOutcome, fn: Callable[..., dict[str, Any]], *args: Any) -> di
         return fn(*args)
     except ApiError as exc:
         out.refusals.append(str(exc))
+        out.refused.append(_refused(exc))
         return None
+
+
+def _refused(exc: ApiError) -> Refused:
+    """The refusal as the daemon described it (docs/api.md, Errors): `detail.rule`, `detail.error`."""
+    rule = error = None
+    try:
+        detail = json.loads(exc.body).get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    if isinstance(detail, dict):
+        rule = None if detail.get("rule") is None else str(detail["rule"])
+        error = None if detail.get("error") is None else str(detail["error"])
+    request = str(exc).split(":", 1)[0]
+    return Refused(request=request, status=exc.status, rule=rule, error=error)
 
 
 def check_round(spec: RoundSpec, out: RoundOutcome) -> list[str]:
     """Every way the round differs from the invariants and the scenario's expectations."""
-    problems: list[str] = []
+    problems: list[str] = list(out.bench_problems)
     snap = out.snapshot
     cards = {int(k): v for k, v in snap.get("cards", {}).items()}
     # No card lost, none repeated, none invented.
@@ -232,6 +293,28 @@ def check_round(spec: RoundSpec, out: RoundOutcome) -> list[str]:
             for wager, outcome in wagers.items():
                 if got_w.get(wager) != outcome:
                     problems.append(f"seat {seat} {wager}: expected {outcome}, got {got_w.get(wager)}")
+    if exp.refusals is not None:
+        problems += _check_refusals(exp.refusals, out.refused)
+    return problems
+
+
+def _check_refusals(want: tuple[RefusalExpect, ...], got: list[Refused]) -> list[str]:
+    """The refused requests must be exactly the expected ones, in order."""
+    problems = []
+    for i in range(max(len(want), len(got))):
+        w = want[i] if i < len(want) else None
+        g = got[i] if i < len(got) else None
+        if g is None:
+            assert w is not None
+            problems.append(f"expected refusal {i + 1} ({w.status}" + (f", rule {w.rule}" if w.rule else "")
+                            + f"); the daemon refused only {len(got)} request(s)")
+        elif w is None:
+            problems.append(f"unexpected refusal {g}")
+        elif g.status != w.status or (w.rule is not None and g.rule != w.rule) \
+                or (w.error is not None and g.error != w.error):
+            problems.append(f"refusal {i + 1}: expected {w.status}"
+                            + (f" rule {w.rule}" if w.rule else "") + (f" {w.error}" if w.error else "")
+                            + f", got {g}")
     return problems
 
 
@@ -330,6 +413,9 @@ def run_scenario(scenario: Scenario, workdir: Path, log: Log, *, bench: Bench | 
             error += f" [{bench.diagnose()}]"
     finally:
         if own and bench is not None:
-            bench.close()
+            try:
+                bench.close()
+            except Exception as exc:  # noqa: BLE001 - one bench failing to close must not end the whole run
+                error = error or f"closing the bench: {type(exc).__name__}: {exc}"
     passed = error is None and not problems
     return ScenarioResult(scenario.name, passed, time.monotonic() - started, problems, outcomes, error)

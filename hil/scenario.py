@@ -46,12 +46,19 @@ A duplicate card is simply the same card text dealt twice. Other round keys:
 ``exposures`` (table-declared exposures, each ``{shoe_index = N}``), ``counts`` (a person's
 counts for an open count flag: ``[{position = "seat 2", count = 2}]``), ``confirm``
 (supervisor's answer to a proposed reconstruction or a referral: true / false),
-``progressive`` (Let It Ride: ``{magic_card = "2s", lucky_seat = 7}``), ``settle``
+``candidate`` (with ``confirm``: which of a manual-deal slip's proposed placements the
+supervisor picks, 5.7: the API's 1-based number, or ``{slip_pass = N}`` for the candidate in
+which the short seat missed pass N), ``absent`` (seats whose player is absent for the
+decision, 5.11: ``[5]``), ``late_wagers`` (wagers placed, or with ``change = true``
+changed, after "no more bets", 5.5-5.6: ``[{seat = 2, wager = "ante", amount = 2000}]``),
+``progressive`` (Let It Ride: ``{magic_card = "2s", lucky_seat = 7}``), ``jackpot_pool``
+(the progressive pool as displayed, minor units, sent with the settlement), ``settle``
 (default true). ``[round.expect]``: ``hands`` (position label -> cards), ``burns``,
 ``security``, ``void`` (false, or the rule that voided the round, e.g. "5.4"),
 ``void_seats`` (seat -> rule), ``flags`` (each ``{kind, rules, decision?, fault?}``; the
 round must carry exactly these flags), ``net`` (seat -> net in minor units),
-``outcomes`` (seat -> {wager -> outcome}).
+``outcomes`` (seat -> {wager -> outcome}), ``refusals`` (every request the daemon refused
+in the round, in order, each ``{status, rule?, error?}``; without it refusals are not checked).
 """
 
 from __future__ import annotations
@@ -99,6 +106,25 @@ class FlagExpect:
 
 
 @dataclass(frozen=True)
+class LateWager:
+    """A wager placed (or changed) after "no more bets": the daemon must refuse it (5.5-5.6)."""
+
+    seat: int
+    wager: str
+    amount: int
+    change: bool = False
+
+
+@dataclass(frozen=True)
+class RefusalExpect:
+    """A request the daemon must have refused: its HTTP status, and the rule and error it named."""
+
+    status: int
+    rule: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class Expect:
     """What must come out of a round."""
 
@@ -110,6 +136,7 @@ class Expect:
     flags: tuple[FlagExpect, ...] | None = None
     net: dict[int, int] | None = None
     outcomes: dict[int, dict[str, str]] | None = None
+    refusals: tuple[RefusalExpect, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +151,11 @@ class RoundSpec:
     exposures: tuple[int, ...] = ()
     counts: tuple[tuple[str, int], ...] = ()
     confirm: bool | None = None
+    candidate: int | dict[str, int] | None = None
+    absent: tuple[int, ...] = ()
+    late_wagers: tuple[LateWager, ...] = ()
     progressive: dict[str, Any] | None = None
+    jackpot_pool: int | None = None
     settle: bool = True
     expect: Expect = field(default_factory=Expect)
 
@@ -243,9 +274,33 @@ def _round(raw: Any, where: str) -> RoundSpec:
     confirm = raw.get("confirm")
     if confirm is not None and not isinstance(confirm, bool):
         raise ScenarioError(f"{where}.confirm: expected true or false")
+    candidate = raw.get("candidate")
+    if candidate is not None:
+        if confirm is None:
+            raise ScenarioError(f"{where}.candidate: a candidate is picked by a confirmation; set confirm too")
+        ok_number = isinstance(candidate, int) and not isinstance(candidate, bool) and candidate >= 1
+        ok_pass = (isinstance(candidate, dict) and list(candidate) == ["slip_pass"]
+                   and isinstance(candidate["slip_pass"], int) and candidate["slip_pass"] >= 1)
+        if not (ok_number or ok_pass):
+            raise ScenarioError(f"{where}.candidate: {candidate!r}; expected a number 1.. or {{slip_pass = N}}")
+    absent = tuple(_seat(s, f"{where}.absent[{i}]") for i, s in enumerate(_list(raw, "absent", where)))
+    late = []
+    for i, w in enumerate(_list(raw, "late_wagers", where)):
+        at = f"{where}.late_wagers[{i}]"
+        if not isinstance(w, dict) or not isinstance(w.get("wager"), str) or set(w) - {"seat", "wager", "amount", "change"}:
+            raise ScenarioError(f"{at}: expected {{seat = N, wager = \"ante\", amount = N, change = false}}")
+        amount = w.get("amount")
+        if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+            raise ScenarioError(f"{at}.amount: {amount!r} is not an amount in minor units")
+        late.append(LateWager(seat=_seat(w.get("seat"), at), wager=w["wager"], amount=amount,
+                              change=bool(w.get("change", False))))
+    pool = raw.get("jackpot_pool")
+    if pool is not None and (not isinstance(pool, int) or isinstance(pool, bool) or pool < 0):
+        raise ScenarioError(f"{where}.jackpot_pool: {pool!r} is not an amount in minor units")
     return RoundSpec(wagers=wagers, deal=deal, deal_complete=bool(raw.get("deal_complete", True)),
                      decisions=tuple(decisions), after_decisions=after, exposures=tuple(exposures),
-                     counts=tuple(counts), confirm=confirm, progressive=raw.get("progressive"),
+                     counts=tuple(counts), confirm=confirm, candidate=candidate, absent=absent,
+                     late_wagers=tuple(late), progressive=raw.get("progressive"), jackpot_pool=pool,
                      settle=bool(raw.get("settle", True)), expect=_expect(raw.get("expect", {}), f"{where}.expect"))
 
 
@@ -259,6 +314,14 @@ def _expect(raw: Any, where: str) -> Expect:
     if "flags" in raw:
         flags = tuple(FlagExpect(kind=str(f["kind"]), rules=tuple(str(r) for r in f.get("rules", [])),
                                  decision=f.get("decision"), fault=f.get("fault")) for f in raw["flags"])
+    refusals = None
+    if "refusals" in raw:
+        refusals = []
+        for i, r in enumerate(_list(raw, "refusals", where)):
+            if not isinstance(r, dict) or not isinstance(r.get("status"), int) or set(r) - {"status", "rule", "error"}:
+                raise ScenarioError(f"{where}.refusals[{i}]: expected {{status = 409, rule = \"5.5-5.6\", error = ...}}")
+            refusals.append(RefusalExpect(status=r["status"], rule=None if r.get("rule") is None else str(r["rule"]),
+                                          error=None if r.get("error") is None else str(r["error"])))
     void = raw.get("void")
     return Expect(
         hands=hands,
@@ -271,7 +334,15 @@ def _expect(raw: Any, where: str) -> Expect:
         net={_seat(k, f"{where}.net"): int(v) for k, v in raw["net"].items()} if "net" in raw else None,
         outcomes={_seat(k, f"{where}.outcomes"): dict(v) for k, v in raw["outcomes"].items()}
         if "outcomes" in raw else None,
+        refusals=None if refusals is None else tuple(refusals),
     )
+
+
+def _list(raw: dict[str, Any], key: str, where: str) -> list[Any]:
+    value = raw.get(key, [])
+    if not isinstance(value, list):
+        raise ScenarioError(f"{where}.{key}: expected a list")
+    return value
 
 
 def _str(data: dict[str, Any], key: str) -> str:

@@ -26,7 +26,7 @@ from cardshoe.hil.vboard import VirtualBoard
 from cardshoe.journal import replay as replay_cli
 
 SHIPPED = {p.stem: p for p in shipped_scenarios()}
-QUICK = ["xtreme-c", "tcp-foreign-card", "tcp-power-cut", "tcp-too-few-seat"]
+QUICK = ["xtreme-c", "tcp-foreign-card", "tcp-power-cut", "tcp-too-few-seat", "tcp-manual-slip"]
 
 
 def test_the_demo_deals_and_settles_a_round_and_the_journal_replays(tmp_path: Path) -> None:
@@ -61,6 +61,18 @@ def test_a_wrong_expectation_fails_the_scenario(tmp_path: Path, flashed_image: F
     assert not result.passed
     assert any("hand seat 2" in p for p in result.problems)
     assert any("seat 5 net: expected 0, got -1000" in p for p in result.problems)
+
+
+def test_the_supervisors_pick_decides_a_manual_slip_5_7(tmp_path: Path, flashed_image: FlashedImage) -> None:
+    # The shipped scenario picks pass 2; picking pass 3 puts the cards elsewhere, so its
+    # expected hands must then fail: the bench's candidate really reaches the daemon.
+    scenario = load_scenario(SHIPPED["tcp-manual-slip"])
+    rnd = dataclasses.replace(scenario.rounds[0], candidate={"slip_pass": 3})
+    result = run_scenario(dataclasses.replace(scenario, rounds=(rnd,)), tmp_path / "pass3", lambda _m: None,
+                          image=flashed_image)
+    assert result.error is None, result.error
+    assert any("hand seat 2: expected Ah Kh Qh, the daemon has Ah Kh 3d" in p for p in result.problems), \
+        result.problems
 
 
 def test_hil_run_prints_a_line_per_scenario_and_writes_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

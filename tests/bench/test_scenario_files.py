@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cardshoe.hil.runner import Refused, RoundOutcome, check_round
 from cardshoe.hil.scenario import GAMES, ScenarioError, load_scenario, parse_scenario, parse_step, shipped_scenarios
 
 SCENARIOS = [load_scenario(p) for p in shipped_scenarios()]
@@ -42,8 +43,23 @@ def test_every_irregularity_rule_and_fault_is_exercised() -> None:
     # Let It Ride: 5.3 seat count (no per-seat removal), 5.5 exposures.
     for want in [("deck", "5.1"), ("deck", "5.8"), ("too_few_cards", "5.3"), ("too_few_cards", "5.7"),
                  ("card_not_due", "5.7"), ("exposures_during_deal", "5.4"), ("exposures_during_deal", "5.5"),
-                 ("exposure", "6.1")]:
+                 ("exposure", "6.1"), ("card_not_due", "5.2")]:
         assert want in flags, want
+    decided = {(f.kind, f.decision) for s in SCENARIOS for r in s.rounds for f in (r.expect.flags or ())}
+    assert ("card_not_due", "reconstructed") in decided  # 5.2, confirmed by a supervisor
+    rounds = [(s, r) for s in SCENARIOS for r in s.rounds]
+    # 5.7 on a manual device: the supervisor picks one of several placements.
+    assert any(s.dealing == "manual" and r.candidate is not None for s, r in rounds)
+    # 5.11: an absent player's wagers returned.
+    assert any(r.absent and all((r.expect.outcomes or {}).get(seat) for seat in r.absent) for _s, r in rounds)
+    # 5.5-5.6: wagers placed, raised and withdrawn after no more bets, each refused naming the rule.
+    late = [r for _s, r in rounds if r.late_wagers]
+    assert late and any(w.change and w.amount == 0 for r in late for w in r.late_wagers)
+    assert all(r.expect.refusals is not None and len(r.expect.refusals) == len(r.late_wagers)
+               and all(x.rule == "5.5-5.6" for x in r.expect.refusals) for r in late)
+    # 5.12.2: a seat with only a progressive wager, returned.
+    assert any(set(w) == {"progressive"} and (r.expect.outcomes or {}).get(seat, {}).get("progressive") == "returned"
+               for _s, r in rounds for seat, w in r.wagers.items())
     faults = {f.fault for s in SCENARIOS for r in s.rounds for f in (r.expect.flags or ()) if f.fault}
     assert {"foreign", "duplicate", "unread"} <= faults
     steps = {st.kind for s in SCENARIOS for r in s.rounds for st in r.deal}
@@ -68,7 +84,49 @@ def test_a_bad_scenario_names_the_field(tmp_path: Path) -> None:
         parse_scenario({**base, "round": [{"wagers": {"2": {"ante": 1.5}}}]})
     with pytest.raises(ScenarioError, match="method"):
         parse_scenario({**base, "method": "A"})
+    with pytest.raises(ScenarioError, match=r"round\[0\].candidate"):
+        parse_scenario({**base, "round": [{"confirm": True, "candidate": {"pass": 2}}]})
+    with pytest.raises(ScenarioError, match=r"round\[0\].candidate: .*set confirm"):
+        parse_scenario({**base, "round": [{"candidate": 2}]})
+    with pytest.raises(ScenarioError, match=r"round\[0\].absent\[0\]"):
+        parse_scenario({**base, "round": [{"absent": [9]}]})
+    with pytest.raises(ScenarioError, match=r"round\[0\].late_wagers\[0\].amount"):
+        parse_scenario({**base, "round": [{"late_wagers": [{"seat": 2, "wager": "ante", "amount": -5}]}]})
+    with pytest.raises(ScenarioError, match=r"round\[0\].late_wagers\[0\]"):
+        parse_scenario({**base, "round": [{"late_wagers": [{"seat": 2, "wager": "ante", "amount": 5, "when": 1}]}]})
+    with pytest.raises(ScenarioError, match=r"round\[0\].expect.refusals\[0\]"):
+        parse_scenario({**base, "round": [{"expect": {"refusals": [{"rule": "5.5-5.6"}]}}]})
+    with pytest.raises(ScenarioError, match=r"round\[0\].jackpot_pool"):
+        parse_scenario({**base, "round": [{"jackpot_pool": 1.5}]})
     bad = tmp_path / "bad.toml"
     bad.write_text("name = \n", encoding="utf-8")
     with pytest.raises(ScenarioError, match="bad.toml"):
         load_scenario(bad)
+
+
+def test_the_supervisor_and_table_keys_parse() -> None:
+    scenario = parse_scenario({"name": "x", "game": "three-card-poker", "round": [{
+        "wagers": {"2": {"ante": 100}}, "confirm": True, "candidate": {"slip_pass": 2}, "absent": [5],
+        "late_wagers": [{"seat": 2, "wager": "ante", "amount": 500, "change": True}, {"seat": 3, "wager": "ante",
+                                                                                   "amount": 100}],
+        "jackpot_pool": 1000, "expect": {"refusals": [{"status": 409, "rule": "5.5-5.6"}, {"status": 409}]}}]})
+    [r] = scenario.rounds
+    assert r.candidate == {"slip_pass": 2} and r.absent == (5,) and r.jackpot_pool == 1000
+    assert [(w.seat, w.amount, w.change) for w in r.late_wagers] == [(2, 500, True), (3, 100, False)]
+    assert r.expect.refusals is not None
+    assert [(x.status, x.rule) for x in r.expect.refusals] == [(409, "5.5-5.6"), (409, None)]
+
+
+def test_refusals_are_checked_exactly_and_in_order() -> None:
+    scenario = parse_scenario({"name": "x", "game": "three-card-poker", "round": [{
+        "settle": False, "expect": {"refusals": [{"status": 409, "rule": "5.5-5.6", "error": "WagersClosedError"}]}}]})
+    [spec] = scenario.rounds
+    closed = Refused("PUT /rounds/r/wagers/2/ante", 409, "5.5-5.6", "WagersClosedError")
+    assert check_round(spec, RoundOutcome("r", refused=[closed])) == []
+    [missing] = check_round(spec, RoundOutcome("r", refused=[]))
+    assert "refused only 0" in missing
+    other = Refused("POST /rounds/r/wagers", 409, None, "WrongStateError")
+    [wrong] = check_round(spec, RoundOutcome("r", refused=[other]))
+    assert "expected 409 rule 5.5-5.6" in wrong and "WrongStateError" in wrong
+    [extra] = check_round(spec, RoundOutcome("r", refused=[closed, other]))[-1:]
+    assert extra.startswith("unexpected refusal POST /rounds/r/wagers: 409")
