@@ -14,7 +14,7 @@ from ..cards import card_text
 from .events import DecisionKind, Irregularity, IrregularityKind
 from .operations import Choice
 from .places import PlaceKind, Position
-from .procedures import LET_IT_RIDE, STUD, WAGERS
+from .procedures import BASE_WAGERS, LET_IT_RIDE, STUD, WAGERS
 
 if TYPE_CHECKING:
     from .round import Round
@@ -159,7 +159,9 @@ def round_to_json(
     irregularities = [x for x in (_irregularity(rnd, f) for f in rnd.irregularities) if x is not None]
     out["irregularities"] = irregularities
     out["power_failure"] = None
-    has_progressive = any("progressive" in w for w in rnd.wagers.values())
+    # Only a progressive beside a base wager is in action (5.12.2) and needs the pool.
+    base = BASE_WAGERS[rnd.game]
+    has_progressive = any("progressive" in w and not base.isdisjoint(w) for w in rnd.wagers.values())
     if has_progressive or rnd.jackpot_pool is not None:
         jackpot: dict[str, Any] = {"pool": rnd.jackpot_pool, "reset": jackpot_reset}
         if rnd.game == LET_IT_RIDE:

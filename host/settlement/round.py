@@ -679,7 +679,8 @@ def _check_round(rnd: Round) -> None:
                 f"{len(rnd.community)} community cards, {game.title} has {game.community_cards} "
                 f"(report a community_card_count irregularity if that is what happened)",
             )
-        if any("progressive" in s.wagers for s in settling):
+        # A progressive without a base wager is not in action (5.12.2): it needs no pool.
+        if any("progressive" in s.wagers and any(b in s.wagers for b in game.base_wagers) for s in settling):
             if rnd.jackpot is None:
                 raise RoundError("jackpot", "missing: progressive wagers need the pool and reset amounts")
             if game.id == "megalink-let-it-ride" and (

@@ -243,3 +243,19 @@ def Round_replays(rnd) -> bool:
     from cardshoe.rounds import Round
 
     return Round.replay(rnd.operations).snapshot() == rnd.snapshot()
+
+
+def test_an_invalid_progressive_alone_exports_no_jackpot_and_settles_5_12_2(deck) -> None:
+    # 5.12.2: seat 4 holds only a progressive: it is not dealt to, its wager is invalid, and the
+    # round needs no jackpot pool (none is in action); seat 1 plays as usual.
+    rnd = open_round("three-card-poker", seats=(1,), close=False)
+    rnd.do(PlaceWager(seat=4, wager="progressive", amount=100, time_ms=1001))
+    rnd.do(NoMoreBets(time_ms=1002))
+    deal(rnd, deck[:6])
+    rnd.do(DealComplete())
+    rnd.do(Decision(seat=1, choice=Choice.PLAY))
+    rnd.do(Settle(jackpot_pool=None))
+    data = json.loads(json.dumps(rnd.to_round_json(limits=LIMITS, jackpot_reset=None)))
+    assert data["jackpot"] is None
+    result = settle(parse_round(data)).to_json()
+    assert outcomes(result)[4] == {"progressive": "returned"}

@@ -199,3 +199,19 @@ def test_a_progressive_only_seat_is_not_dealt_to_and_its_wager_returned_5_12_2()
     with pytest.raises(RoundError) as err:
         parse_round(data)
     assert err.value.field == "seats[2].cards"
+
+
+def test_a_round_whose_only_progressive_is_invalid_needs_no_jackpot_5_12_2() -> None:
+    # 5.12.2: a progressive without a base wager is not in action, so the pool is not needed.
+    from settlement_helpers import run
+
+    data = good()
+    data["seats"] = [data["seats"][1], {"seat": 5, "wagers": {"progressive": 500}, "cards": []}]
+    data["jackpot"] = None
+    settlement = run(data)
+    (wager,) = settlement.seat(5).wagers
+    assert (wager.outcome.value, wager.paid) == ("returned", 500)
+    data["seats"][0]["wagers"]["progressive"] = 500  # now one is in action: the pool is required
+    with pytest.raises(RoundError) as err:
+        parse_round(data)
+    assert err.value.field == "jackpot"
