@@ -334,6 +334,10 @@ class _Engine(threading.Thread):
         self._commands: collections.deque[_Command] = collections.deque()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
+        # Guards the wake pipe: the engine closes it when it stops, and a caller on another
+        # thread must never write to a closed (or, worse, reused) descriptor.
+        self._wake_lock = threading.Lock()
+        self._wake_closed = False
         self._stopping = False
         self._failure: BaseException | None = None
         if not board.serial_follows_power:
@@ -345,8 +349,11 @@ class _Engine(threading.Thread):
         if not self.is_alive():
             raise BoardStateError(f"the board's engine has stopped ({self._failure!r})")
         cmd = _Command(fn)
-        self._commands.append(cmd)
-        os.write(self._wake_w, b"x")
+        with self._wake_lock:
+            if self._wake_closed:
+                raise BoardStateError(f"the board's engine has stopped ({self._failure!r})")
+            self._commands.append(cmd)
+            os.write(self._wake_w, b"x")
         while not cmd.done.wait(0.5):
             if not self.is_alive():
                 raise BoardStateError(f"the board's engine has stopped ({self._failure!r})")
@@ -403,11 +410,13 @@ class _Engine(threading.Thread):
         finally:
             self._stop_interpreter(clean=False, timeout=0.0)
             self._drop_host()
-            for cmd in self._commands:
-                cmd.error = BoardStateError("the board's engine stopped")
-                cmd.done.set()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+            with self._wake_lock:
+                self._wake_closed = True
+                for cmd in self._commands:
+                    cmd.error = BoardStateError("the board's engine stopped")
+                    cmd.done.set()
+                os.close(self._wake_r)
+                os.close(self._wake_w)
 
     def _loop(self) -> None:
         while True:
