@@ -41,6 +41,8 @@ def main():
     del run
     _forget("app.run")
     gc.collect()
+    if shoe is False:  # the boot could not be counted, the board is halted (app/run.py)
+        return
     if shoe is None:
         board.close()
         print("cardshoe: not provisioned (no data/ident.bin): run `cardshoe flash`")

@@ -16,13 +16,15 @@ from micropython import const
 
 from app.store import StorageError
 
-_STATE_FMT = "<4sIIIBBHHHIIHHHH"  # as app/store.py
-_STATE_SIZE = const(44)
+_STATE_FMT = "<4sIIIBBHHHIIHHHH"  # as app/store.py, without the generation that follows
+_STATE_SIZE = const(48)
+_OLD_SIZE = const(44)  # state.bin of firmware 0.1.0: magic CSS1, no generation
 _IDENT_FMT = "<4sI32s"
 _IDENT_SIZE = const(44)
 _REC_SIZE = const(44)
 _ENTRY = const(12)
 _F_STORAGE = const(7)
+_TRIES = const(3)  # writes of the boot counter before the shoe gives up (AGCO 6.1.8)
 
 
 def ident_bytes(serial, key):
@@ -49,18 +51,37 @@ def load_ident(st):
 
 
 def load_state(st):
-    """Read state.bin into `st`; False (defaults kept) when absent or corrupt."""
+    """Read the newest valid state record into `st`; False (defaults kept) when there is none.
+
+    The two records of app/store.py, and `state.bin` (firmware 0.1.0's single record,
+    magic CSS1 and no generation: taken as generation 0). Read twice (choose, then load)
+    rather than with a second buffer.
+    """
     b = st._sbuf
-    try:
-        with open(st.dir + "state.bin", "rb") as f:
-            n = f.readinto(b)
-    except OSError:
-        return False
-    if n != _STATE_SIZE or crc32(b[:-4]) != struct.unpack_from("<I", b, _STATE_SIZE - 4)[0]:
-        st.state_ok = False
+    best = -1
+    pick = None
+    for load in (False, True):
+        for name in ("state0.bin", "state1.bin", "state.bin"):
+            if load and name != pick:
+                continue
+            try:
+                with open(st.dir + name, "rb") as f:
+                    n = f.readinto(b)
+            except OSError:
+                continue
+            m = bytes(b[:4])
+            if n == _STATE_SIZE and m == b"CSS2" and crc32(b[:-4]) == struct.unpack_from("<I", b, _STATE_SIZE - 4)[0]:
+                g = struct.unpack_from("<I", b, _STATE_SIZE - 8)[0]
+            elif n == _OLD_SIZE and m == b"CSS1" and crc32(b[:40]) == struct.unpack_from("<I", b, 40)[0]:
+                g = 0
+            else:
+                continue
+            if g > best:
+                best, pick = g, name
+    if pick is None:
         return False
     (
-        magic,
+        _magic,
         st.boot,
         st.shoe_no,
         st.deck_id,
@@ -76,18 +97,39 @@ def load_state(st):
         st.resend_max_ms,
         st.debounce_ms,
     ) = struct.unpack_from(_STATE_FMT, b)
-    if magic != b"CSS1":
-        st.state_ok = False
-        return False
+    struct.pack_into("<I", b, _STATE_SIZE - 8, best)  # the next save's generation follows it
     return True
 
 
 def count_boot(st):
-    """Load the state and count this boot in flash before any frame is sent."""
-    load_state(st)
+    """Load the state and count this boot in flash, before any frame may be sent.
+
+    Raises StorageError, and no frame may then be sent (AGCO 6.1.8, SPEC 3.3): when the
+    counter cannot be written after `_TRIES` attempts, or when no valid state record is
+    left on a shoe that has booted before (restarting the counter at 1 would reuse boot
+    counters, and the host window at (0, 0) would let recorded commands in again).
+    A brand-new shoe (no record, no log) starts at boot 1.
+    """
+    if not load_state(st):
+        # Has it booted before? A state record (even a corrupt one) or a card log says so.
+        try:
+            names = os.listdir(st.dir[:-1])
+        except OSError:
+            names = ()
+        for name in names:
+            if name in ("state0.bin", "state1.bin", "state.bin") or name.endswith(".log"):
+                raise StorageError(name)  # names what shows the past boot
     st.boot += 1
-    st.save()
-    return st.boot
+    for i in range(_TRIES):
+        try:
+            # Into both records: neither may be left with an older boot counter, or
+            # losing the other one would bring that counter back.
+            st.save()
+            st.save()
+            return st.boot
+        except StorageError:
+            if i == _TRIES - 1:
+                raise
 
 
 def load_manifest(st, table):
@@ -149,22 +191,20 @@ def cleanup(st):
     except OSError:
         return
     for name in names:
-        if (name.endswith(".log") and name != keep) or name.endswith(".tmp"):
+        if (name.endswith(".log") and name != keep) or name.endswith(".tmp") or name == "state.bin":
             st._remove(st.dir + name)
 
 
 def boot(st, d):
     """Load provisioning and state into Store `st`, count this boot, rebuild Deck `d`'s counts.
 
-    False when the shoe is not provisioned (no valid ident.bin). A flash that cannot be
-    written latches the STORAGE fault; the shoe still boots and says so in HELLO.
+    False when the shoe is not provisioned (no valid ident.bin). Raises StorageError when
+    the boot cannot be counted (`count_boot`): the shoe must not stream. A card log that
+    cannot be written later latches the STORAGE fault; the shoe boots and says so in HELLO.
     """
     if not load_ident(st):
         return False
-    try:
-        count_boot(st)
-    except StorageError:
-        st.faults |= 1 << _F_STORAGE
+    count_boot(st)
     d.reset(st.shoe_no, st.deck_id, st.scheme, 0)
     if st.scheme == 1:
         d.entries = load_manifest(st, d.table)

@@ -20,9 +20,7 @@ import wire
 from micropython import const
 
 _CACHE = const(4)
-_REPLY_REFUSED = const(1)
-_D_BAD_STATE = const(1)
-_D_BAD_MANIFEST = const(2)
+_REPLY_UNSUPPORTED = const(2)
 
 
 class Link:
@@ -36,7 +34,7 @@ class Link:
         self.epoch = store.epoch
         self.seq = store.hseq
         self.replays = 0
-        self.ignored = 0  # authenticated frames of unknown type, or naming an older boot
+        self.ignored = 0  # authenticated frames of unknown type or bad payload, or naming an older boot
         self.rejected = 0  # frames the codec refused (noise, bad tag ...): rx.counts by reason
         self._reply = bytearray(10)
         self._c_epoch = [0] * _CACHE
@@ -56,24 +54,23 @@ class Link:
         rx = self.rx
         self._stalled = False
         for result in rx.feed(memoryview(buf)[:n]):
-            if self._stalled and result == wire.OK:
+            new = result == wire.OK or result == wire.UNKNOWN_TYPE or result == wire.BAD_PAYLOAD
+            if self._stalled and new:
                 # A command before this one waits for room: nothing after it may move the
                 # window past it, or its resend would look like a replay.
                 rx.last_boot = self.epoch
                 rx.last_seq = self.seq
-            elif result is wire.OK or result == wire.OK:
+            elif result == wire.OK:
                 self._frame(rx.mtype, rx.boot, rx.seq, rx.payload)
             elif result == wire.REPLAY:
                 self.replays += 1
                 self._replayed(rx.mtype, rx.boot, rx.seq)
-            elif result == wire.UNKNOWN_TYPE:
-                self._accept(rx.boot, rx.seq)
+            elif new:
+                # unknown_type or bad_payload: authenticated and new, never acted on (SPEC
+                # 3.1); a command is answered UNSUPPORTED so the host stops resending it (SPEC 4).
                 self.ignored += 1
-            elif result == wire.BAD_PAYLOAD:
-                # Authenticated but malformed: a command is answered REFUSED, never acted on.
-                if wire.NEW_SHOE <= rx.mtype <= wire.CARDS_FROM:
-                    detail = _D_BAD_MANIFEST if rx.mtype == wire.NEW_SHOE else _D_BAD_STATE
-                    self._command_done(rx.boot, rx.seq, _REPLY_REFUSED, detail)
+                if rx.mtype > wire.RESEND_FROM:  # a command, known or not
+                    self._frame(rx.mtype, rx.boot, rx.seq, None)
                 else:
                     self._accept(rx.boot, rx.seq)
             else:
@@ -104,7 +101,10 @@ class Link:
             self._stalled = True
             return
         self._accept(epoch, seq)
-        status, detail = self.handler.command(mtype, payload, len(payload))
+        if payload is None:  # rejected unknown_type or bad_payload
+            status, detail = _REPLY_UNSUPPORTED, 0
+        else:
+            status, detail = self.handler.command(mtype, payload, len(payload))
         self._command_done(epoch, seq, status, detail)
 
     def _command_done(self, epoch, seq, status, detail):
@@ -118,7 +118,7 @@ class Link:
         self._send_reply(epoch, seq, status, detail)
 
     def _replayed(self, mtype, epoch, seq):
-        if not wire.NEW_SHOE <= mtype <= wire.CARDS_FROM:
+        if mtype <= wire.RESEND_FROM:  # ACK and RESEND_FROM are never answered
             return
         for i in range(_CACHE):
             if self._c_epoch[i] == epoch and self._c_seq[i] == seq and (epoch or seq):

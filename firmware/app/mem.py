@@ -8,7 +8,7 @@ after each module instead, see firmware/README.md "Memory".)
 
 from micropython import const
 
-_SIZE = const(2816)
+_SIZE = const(2820)
 _arena = bytearray(_SIZE)
 _mv = memoryview(_arena)
 _at = 0

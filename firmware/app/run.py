@@ -75,7 +75,19 @@ def boot_shoe(board, fw):
 
 def boot(board):
     """Hash the firmware, start the board, boot the shoe; returns the Shoe (None when not
-    provisioned). main.py then drops this module and streams with `shoe.run()`."""
+    provisioned, False when halted). main.py then drops this module and streams with `shoe.run()`."""
     fw = firmware_hash(board.root)
     board.start()
-    return boot_shoe(board, fw)
+    from app.store import StorageError
+
+    try:
+        return boot_shoe(board, fw)
+    except StorageError as e:
+        # The boot could not be counted in flash: no frame may be sent (AGCO 6.1.8, SPEC
+        # 3.3). The LED is lit before close() for a board that reports it (the bench) and
+        # after it for one whose close() turns it off (the Pico); the REPL stays, for reflash.
+        board.led(2)
+        board.close()
+        board.led(2)
+        print("cardshoe: not streaming:", e)
+        return False

@@ -496,6 +496,9 @@ class Shoe:
         return _REPLY_REFUSED, _D_BAD_MANIFEST
 
     def _start(self, shoe_no, deck_id, scheme, count):
+        # The session's files need 304-byte holes each (littlefs file objects); the last
+        # manifest part's garbage is collected first so that they are found.
+        gc.collect()
         try:
             self.store.new_session(shoe_no, deck_id, scheme, self._stage, count)
         except StorageError:

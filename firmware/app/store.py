@@ -4,10 +4,15 @@ Files under `<root>data/` (see firmware/README.md, "Flash layout"):
 
 - `ident.bin`  provisioning, written by `cardshoe flash`: magic `CSI1`, shoe serial
   (u32), the 32-byte HMAC key, CRC-32. Never written by the firmware.
-- `state.bin`  one record, replaced whole by write-temp-then-rename (`state.tmp`):
-  boot counter, shoe session (shoe_no, deck_id, scheme, ended), the open error state
-  (integrity bits, latched faults), the last accepted host `(epoch, seq)` and the
-  link configuration; CRC-32 at the end.
+- `state0.bin`, `state1.bin`  two state records, written alternately (generation `g`
+  goes to `state<g % 2>.bin`), each replaced whole by write-temp-then-rename
+  (`stateN.bin.tmp`): boot counter, shoe session (shoe_no, deck_id, scheme, ended), the
+  open error state (integrity bits, latched faults), the last accepted host
+  `(epoch, seq)`, the link configuration and the generation; CRC-32 at the end. The boot
+  takes the valid record of the highest generation and writes the new boot counter into
+  both (app/boot.py), so one corrupt record never loses the boot counter; while
+  streaming, one corrupt record costs at most the last save. (`state.bin`, the single
+  record of firmware 0.1.0, is read once and removed.)
 - `manifest.bin` the loaded deck's RFID manifest, replaced whole with the session.
 - `cNNNNNNNN.log` the card log of shoe session NNNNNNNN (hex): append-only fixed
   44-byte records, each with its own CRC-32. A power cut during an append leaves a
@@ -15,7 +20,7 @@ Files under `<root>data/` (see firmware/README.md, "Flash layout"):
   and rewrites the file without it (write-temp-then-rename), so a torn write costs only the card whose
   exit had not finished being recorded.
 
-Nothing is ever rewritten in place. What only the boot reads (ident.bin, state.bin,
+Nothing is ever rewritten in place. What only the boot reads (ident.bin, the state,
 the manifest, the log's replay) is in `app/boot.py`, dropped after the boot.
 """
 
@@ -27,9 +32,9 @@ from micropython import const
 
 from app.mem import take
 
-_STATE_FMT = "<4sIIIBBHHHIIHHHH"
-_STATE_SIZE = const(44)  # struct.calcsize(_STATE_FMT) + 4 (CRC)
-_STATE_MAGIC = b"CSS1"
+_STATE_FMT = "<4sIIIBBHHHIIHHHHI"  # ... debounce_ms, gen
+_STATE_SIZE = const(48)  # struct.calcsize(_STATE_FMT) + 4 (CRC)
+_STATE_MAGIC = b"CSS2"
 
 # The card log record: kind (2 CARD, 3 UNREAD: the message types), magic, index,
 # shoe_no, card_deck, code, method, retries, flags, t_ms, raw_len, raw; then CRC-32.
@@ -70,7 +75,6 @@ class Store:
         self.resend_ms = 300
         self.resend_max_ms = 5000
         self.debounce_ms = 5
-        self.state_ok = True
         # the card log
         self.logged = 0  # records in the current session's log
         self.dropped = 0  # torn records dropped at boot
@@ -103,10 +107,13 @@ class Store:
         except OSError as e:
             raise StorageError(name) from e
 
-    # -- state.bin (read at boot by app/boot.py) ---------------------------
+    # -- the state records (read at boot by app/boot.py) ---------------------------
     def save(self):
-        """Write state.bin power-safely (raises StorageError)."""
-        b = self._sbuf
+        """Write the next state record power-safely, the older of the two (raises StorageError).
+
+        One file per save, as with a single record: on a 64 KB heap every file opened
+        needs a 304-byte hole, and the boot alone writes both (app/boot.py)."""
+        b = self._sbuf  # holds the last record read or written: its generation + 1 is next
         struct.pack_into(
             _STATE_FMT,
             b,
@@ -126,10 +133,11 @@ class Store:
             self.resend_ms,
             self.resend_max_ms,
             self.debounce_ms,
+            struct.unpack_from("<I", b, _STATE_SIZE - 8)[0] + 1,
         )
         struct.pack_into("<I", b, _STATE_SIZE - 4, crc32(b[:-4]))
         self._ensure_dir()
-        self._replace("state.bin", b)
+        self._replace("state1.bin" if b[_STATE_SIZE - 8] & 1 else "state0.bin", b)  # by generation
 
     # -- the manifest -----------------------------------------------------
     def save_manifest(self, table, count):

@@ -247,3 +247,40 @@ def test_the_shoe_streams_in_a_64_kb_heap_without_running_low(shoe: tuple[VShoe,
     faults = [(f.message.code, f.message.active) for f in vs.peer.frames if isinstance(f.message, P.Fault)]
     assert (5, 1) not in faults, faults
     assert host.count(5) == 3
+
+
+def test_a_command_rejected_as_bad_payload_or_unknown_type_is_answered_unsupported(shoe: tuple[VShoe, Host]) -> None:
+    """SPEC 4 and 5 (REPLY): status 2 UNSUPPORTED, detail 0, so the host stops resending."""
+    vs, host = shoe
+
+    def raw(mtype: int, payload: bytes, seq: int | None = None, flags: int = 0) -> int:
+        if seq is None:
+            vs.peer.seq += 1
+            seq = vs.peer.seq
+        vs.write(P.encode_raw_frame(mtype, payload, key=vs.key, shoe=vs.serial, boot=vs.peer.epoch, seq=seq, flags=flags))
+        return seq
+
+    def reply(seq: int) -> tuple[int, int]:
+        host.until(lambda: bool(replies_to(host, seq)))
+        r = replies_to(host, seq)[-1]
+        return r.status, r.detail
+
+    # Old firmware: REFUSED with detail 1 (bad state) or 2 (bad manifest) for a bad payload.
+    assert reply(raw(0x84, b"\x01\x02\x03")) == (2, 0)  # CONFIG of 3 bytes, not 8
+    assert reply(raw(0x83, bytes(11))) == (2, 0)  # NEW_SHOE shorter than 12 bytes
+    assert reply(raw(0x87, b"XXXX")) == (2, 0)  # MAINTENANCE with a wrong magic
+    # Old firmware: no REPLY at all for a type this version does not define.
+    unknown = raw(0x9A, b"future")
+    assert reply(unknown) == (2, 0)
+    # Its resend (same seq, RESENT) is a replay: not acted on, answered again.
+    n = len(replies_to(host, unknown))
+    raw(0x9A, b"future", seq=unknown, flags=P.FLAG_RESENT)
+    host.until(lambda: len(replies_to(host, unknown)) > n)
+    # A malformed ACK is not a command: never answered. The link still works after all this.
+    bad_ack = raw(0x81, b"\x01")
+    ping = vs.send(P.Ping(nonce=9))
+    assert reply(ping) == (0, 0)
+    host.pump(0.3)
+    assert not replies_to(host, bad_ack)
+    # Manifest contents stay REFUSED detail 2 (test_bad_manifests_are_refused), bad state detail 1.
+    assert (host.command(P.CardsFrom(shoe_no=99, index=1)).status, host.command(P.CardsFrom(shoe_no=99, index=1)).detail) == (1, 1)

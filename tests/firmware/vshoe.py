@@ -112,6 +112,40 @@ class VShoe:
     # -- power ----------------------------------------------------------------
     def power_on(self) -> int:
         """Start the interpreter; returns the boot counter the shoe announced on the sim socket."""
+        self._start()
+        line = self.sim_line(10)
+        if not line.startswith("ready "):
+            raise ShoeTimeout(f"expected 'ready N', got {line!r}")
+        return int(line.split()[1])
+
+    def power_on_refused(self, timeout: float = 15.0) -> tuple[list[str], bytes, int]:
+        """Start a shoe expected not to stream: (sim lines, serial bytes, exit status) once it exits."""
+        self._start()
+        assert self.proc is not None and self.sim is not None
+        serial = b""
+        end = time.monotonic() + timeout
+        while self.proc.poll() is None or select.select([self.master], [], [], 0.05)[0]:
+            assert time.monotonic() < end, f"the shoe kept running: {self.sim_buf[:200]!r} {serial[:200]!r}"
+            r, _, _ = select.select([self.master, self.sim], [], [], 0.05)
+            if self.master in r:
+                try:
+                    serial += os.read(self.master, 4096)
+                except OSError:
+                    break
+            if self.sim in r:
+                data = self.sim.recv(256)
+                self.sim_buf += data
+        lines = self.sim_buf.decode().splitlines()
+        status = self.proc.wait()
+        self.cut()
+        return lines, serial, status
+
+    def install(self, tree: Path) -> None:
+        """Copy the files of `tree` into the shoe's flash (as `cardshoe flash` would; power off)."""
+        env = dict(os.environ, VS_IMG=str(self.image), VS_SRC=str(tree))
+        subprocess.run([micropython_executable(), str(VINSTALL)], env=env, check=True, timeout=30)
+
+    def _start(self) -> None:
         master, slave = pty.openpty()
         tty.setraw(slave)
         tty.setraw(master)
@@ -130,10 +164,6 @@ class VShoe:
             raise ShoeTimeout(f"the firmware did not connect to the sim socket: {self._stderr()}") from None
         self.sim.setblocking(False)
         self.sim_buf = b""
-        line = self.sim_line(10)
-        if not line.startswith("ready "):
-            raise ShoeTimeout(f"expected 'ready N', got {line!r}")
-        return int(line.split()[1])
 
     def _stderr(self) -> str:
         """What a dead interpreter left: its stderr, and the serial line's last bytes
