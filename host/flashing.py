@@ -97,14 +97,21 @@ def firmware_hash(root: Path) -> bytes:
 
 
 def build(dest: Path, source: Path | None = None) -> Build:
-    """Compile the firmware into `dest` (mpy-cross; main.py copied as source)."""
+    """Compile the firmware into `dest` (mpy-cross; main.py copied as source).
+
+    Each module embeds its path in the firmware tree (`-s app/shoe.py`), not where this
+    checkout happens to live: the build, and so the firmware hash, is the same from any
+    clone, and a long checkout path costs the board no heap (the name is a string each
+    module keeps for its tracebacks)."""
     src = source or repo_firmware()
     mpy_cross = _tool("mpy-cross")
     for d in FIRMWARE_DIRS:
         for py in sorted((src / d).rglob("*.py")):
-            out = dest / py.relative_to(src).with_suffix(".mpy")
+            rel = py.relative_to(src)
+            out = dest / rel.with_suffix(".mpy")
             out.parent.mkdir(parents=True, exist_ok=True)
-            proc = subprocess.run([mpy_cross, "-o", str(out), str(py)], capture_output=True, text=True)
+            proc = subprocess.run([mpy_cross, "-s", rel.as_posix(), "-o", str(out), str(py)],
+                                  capture_output=True, text=True)
             if proc.returncode != 0:
                 raise FlashError(f"mpy-cross failed on {py}: {proc.stderr.strip()}")
     shutil.copy(src / "main.py", dest / "main.py")

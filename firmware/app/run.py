@@ -69,7 +69,7 @@ def boot_shoe(board, fw):
         return None
     Shoe = load_shoe()
     shoe = Shoe(board, fw, st, deck)
-    gc.collect()
+    st.hold_reserve()  # last, so the room it holds is not needed to load the code
     return shoe
 
 

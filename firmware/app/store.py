@@ -24,6 +24,7 @@ Nothing is ever rewritten in place. What only the boot reads (ident.bin, the sta
 the manifest, the log's replay) is in `app/boot.py`, dropped after the boot.
 """
 
+import gc
 import os
 import struct
 from binascii import crc32
@@ -43,6 +44,12 @@ _REC_SIZE = const(44)
 _REC_BODY = const(40)
 _REC_MAGIC = const(0xC5)
 _RAW_MAX = const(16)
+
+# Room held for a littlefs file object (304 bytes on the 64-bit unix port, the object
+# and its cache buffer in one block): a live heap can be fragmented so that no hole
+# that size is left even after a collection, and a state save that cannot open its
+# file would halt the shoe. Files are opened one at a time (the open card log aside).
+_RESERVE = const(512)
 
 _MANIFEST_MAX = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10]
@@ -83,6 +90,41 @@ class Store:
         self._body = self.rec_mv[:_REC_BODY]
         self._sbuf = take(_STATE_SIZE)
         self._log = None
+        self._reserve = None
+        self._held = False  # set by hold_reserve(): not during the boot, which needs every block
+        self.reserve_used = 0  # times a file could be opened only in the reserved room
+
+    # -- memory for files ---------------------------------------------------
+    def hold_reserve(self):
+        """Take the room for file objects if it is not held; True when held.
+
+        Called once the streaming code is loaded (app/run.py), and after every write
+        that had to use it, when the file objects it held are garbage again."""
+        self._held = True
+        if self._reserve is None:
+            gc.collect()
+            try:
+                self._reserve = bytearray(_RESERVE)
+            except MemoryError:
+                return False
+        return True
+
+    def _open(self, path, mode):
+        """`open()`, falling back to the reserved room when the heap has no hole for it.
+
+        Dropping the reserve and collecting leaves a hole the size of the reserve, which
+        the allocator (first fit) gives to the file object. A MemoryError even then is
+        not a storage fault and is not reported as one: it ends the main loop, and the
+        watchdog restarts the board from its saved state."""
+        try:
+            return open(path, mode)
+        except MemoryError:
+            if self._reserve is None:
+                raise
+        self._reserve = None
+        self.reserve_used += 1
+        gc.collect()
+        return open(path, mode)
 
     # -- paths ------------------------------------------------------------
     def _path(self, name):
@@ -101,11 +143,13 @@ class Store:
         """Write `data` to `name` by write-temp-then-rename."""
         tmp = self._path(name + ".tmp")
         try:
-            with open(tmp, "wb") as f:
+            with self._open(tmp, "wb") as f:
                 f.write(data)
             os.rename(tmp, self._path(name))
         except OSError as e:
             raise StorageError(name) from e
+        if self._held and self._reserve is None:
+            self.hold_reserve()
 
     # -- the state records (read at boot by app/boot.py) ---------------------------
     def save(self):
@@ -164,7 +208,7 @@ class Store:
         self.integ_from = 0
         self.save()
         try:
-            with open(self._log_name(shoe_no), "wb"):
+            with self._open(self._log_name(shoe_no), "wb"):
                 pass
             if old != shoe_no:
                 self._remove(self._log_name(old))
@@ -219,10 +263,12 @@ class Store:
     def _open_append(self):
         self._ensure_dir()
         try:
-            self._log = open(self._log_name(self.shoe_no), "ab")
+            self._log = self._open(self._log_name(self.shoe_no), "ab")
         except OSError as e:
             self._log = None
             raise StorageError("log") from e
+        if self._held and self._reserve is None:
+            self.hold_reserve()
 
     def close_log(self):
         if self._log is not None:
@@ -245,8 +291,11 @@ class Store:
         if index < 1 or index > self.logged:
             return False
         try:
-            with open(self._log_name(self.shoe_no), "rb") as f:
+            with self._open(self._log_name(self.shoe_no), "rb") as f:
                 f.seek((index - 1) * _REC_SIZE)
-                return f.readinto(self.rec) == _REC_SIZE and self._valid(index)
+                ok = f.readinto(self.rec) == _REC_SIZE and self._valid(index)
         except OSError:
             return False
+        if self._held and self._reserve is None:
+            self.hold_reserve()
+        return ok

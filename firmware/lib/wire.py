@@ -33,26 +33,7 @@
 #   rx.buffered, rx.high_water (never above MAX_ENCODED), rx.reset().
 #   from_shoe=True makes a receiver of shoe frames (the host's role; tests and the bench).
 #
-#   Payload packers (shoe to host), each `pack_x(buf, fields...) -> n` into a caller's
-#   buffer of at least MAX_PAYLOAD bytes:
-#     pack_hello(buf, fw_major, fw_minor, fw_patch, fw_hash, reset_cause, readers,
-#                shoe_no, deck_id, dealt, integrity, faults)
-#     pack_card(buf, shoe_no, index, card_deck, code, method, retries, flags, t_ms, raw)
-#     pack_unread(buf, shoe_no, index, t_ms)
-#     pack_deck_status(buf, shoe_no, deck_id, reason, dealt, remaining, integrity,
-#                      duplicates, foreign, unread, missing, missing_map)
-#     pack_fault(buf, code, active, detail, t_ms)
-#     pack_key(buf, key, arg, t_ms)
-#     pack_heartbeat(buf, t_ms, dealt, outbox)
-#     pack_reply(buf, epoch, seq, status, detail)
-#   Payload readers (host to shoe), on the payload memoryview of an OK frame:
-#     unpack_ack(p) -> (boot, seq)          unpack_resend_from(p) -> (boot, seq)
-#     unpack_new_shoe(p) -> (shoe_no, deck_id, scheme, part, parts, count)
-#     manifest_entries(p) -> iterator of (code, uid memoryview)
-#     unpack_config(p) -> (heartbeat_ms, resend_ms, resend_max_ms, debounce_ms)
-#     unpack_time(p) -> unix_ms             unpack_ping(p) -> nonce
-#     unpack_clear(p) -> (integrity_mask, fault_mask)
-#     unpack_cards_from(p) -> (shoe_no, index)
+#   The payload packers and readers are in payloads.py (not loaded on the shoe).
 #   payload_ok(mtype, p) -> bool: the SPEC 5 bad_payload rules (the receiver applies them).
 import binascii
 import struct
@@ -119,21 +100,7 @@ REASONS = (OVERSIZE, BAD_COBS, TRUNCATED, BAD_LENGTH, BAD_CRC, BAD_VERSION, BAD_
            UNKNOWN_SHOE, BAD_TAG, BAD_DIRECTION, REPLAY, UNKNOWN_TYPE, BAD_PAYLOAD)
 
 _HEADER = "<BBBIIIH"
-_HELLO = "<BBB32sBBIIHHH"
-_CARD = "<IHIBBBBIB"
-_UNREAD = "<IHI"
-_DECK_STATUS = "<IIBHHHBBBB7s"
-_FAULT = "<BBHI"
-_KEY = "<BBI"
-_HEARTBEAT = "<IHB"
-_REPLY = "<IIBB"
-_BOOT_SEQ = "<II"
-_NEW_SHOE = "<IIBBBB"
-_CONFIG = "<HHHH"
-_TIME = "<Q"
 _U32 = "<I"
-_CLEAR = "<HH"
-_CARDS_FROM = "<IH"
 
 # Fixed payload sizes; CARD (20-35) and NEW_SHOE (12-227) are checked by their own rules.
 _SIZES = {
@@ -338,97 +305,3 @@ class Receiver:
         if not payload_ok(self.mtype, self.payload):
             return BAD_PAYLOAD
         return OK
-
-
-# --- shoe to host payloads -------------------------------------------------------
-
-def pack_hello(buf, fw_major, fw_minor, fw_patch, fw_hash, reset_cause, readers,
-               shoe_no, deck_id, dealt, integrity, faults):
-    struct.pack_into(_HELLO, buf, 0, fw_major, fw_minor, fw_patch, fw_hash, reset_cause,
-                     readers, shoe_no, deck_id, dealt, integrity, faults)
-    return 51
-
-
-def pack_card(buf, shoe_no, index, card_deck, code, method, retries, flags, t_ms, raw):
-    n = len(raw)
-    if not 1 <= n <= _MAX_RAW:
-        raise ValueError("raw reader ID must be 1-16 bytes")
-    struct.pack_into(_CARD, buf, 0, shoe_no, index, card_deck, code, method, retries,
-                     flags, t_ms, n)
-    for i in range(n):
-        buf[19 + i] = raw[i]
-    return 19 + n
-
-
-def pack_unread(buf, shoe_no, index, t_ms):
-    struct.pack_into(_UNREAD, buf, 0, shoe_no, index, t_ms)
-    return 10
-
-
-def pack_deck_status(buf, shoe_no, deck_id, reason, dealt, remaining, integrity,
-                     duplicates, foreign, unread, missing, missing_map):
-    struct.pack_into(_DECK_STATUS, buf, 0, shoe_no, deck_id, reason, dealt, remaining,
-                     integrity, duplicates, foreign, unread, missing, missing_map)
-    return 26
-
-
-def pack_fault(buf, code, active, detail, t_ms):
-    struct.pack_into(_FAULT, buf, 0, code, active, detail, t_ms)
-    return 8
-
-
-def pack_key(buf, key, arg, t_ms):
-    struct.pack_into(_KEY, buf, 0, key, arg, t_ms)
-    return 6
-
-
-def pack_heartbeat(buf, t_ms, dealt, outbox):
-    struct.pack_into(_HEARTBEAT, buf, 0, t_ms, dealt, outbox)
-    return 7
-
-
-def pack_reply(buf, epoch, seq, status, detail):
-    struct.pack_into(_REPLY, buf, 0, epoch, seq, status, detail)
-    return 10
-
-
-# --- host to shoe payloads -------------------------------------------------------
-
-def unpack_ack(p):
-    return struct.unpack_from(_BOOT_SEQ, p, 0)
-
-
-def unpack_resend_from(p):
-    return struct.unpack_from(_BOOT_SEQ, p, 0)
-
-
-def unpack_new_shoe(p):
-    return struct.unpack_from(_NEW_SHOE, p, 0)
-
-
-def manifest_entries(p):
-    pos = 12
-    for _ in range(p[11]):
-        uid_len = p[pos + 1]
-        yield p[pos], p[pos + 2:pos + 2 + uid_len]
-        pos += 2 + uid_len
-
-
-def unpack_config(p):
-    return struct.unpack_from(_CONFIG, p, 0)
-
-
-def unpack_time(p):
-    return struct.unpack_from(_TIME, p, 0)[0]
-
-
-def unpack_ping(p):
-    return struct.unpack_from(_U32, p, 0)[0]
-
-
-def unpack_clear(p):
-    return struct.unpack_from(_CLEAR, p, 0)
-
-
-def unpack_cards_from(p):
-    return struct.unpack_from(_CARDS_FROM, p, 0)

@@ -76,6 +76,8 @@ body = struct.pack('<4sI32s', b'CSI1', 1001, b'K' * 32)   # data/ident.bin as `c
 with open('/flash/data/ident.bin', 'wb') as f:
     f.write(body + struct.pack('<I', crc32(body)))
 del body
+gc.collect()
+main_start = gc.mem_alloc()   # what a board has in use when main.py starts: its filesystem is mounted
 from app import mem   # first, as in main.py
 arena = len(mem._arena)
 
@@ -173,7 +175,7 @@ for c in range(8):
     shoe.outbox.ack(shoe.outbox.next_seq - 1)
 per_card = allocated // 8
 times.sort()
-print('RESULT', base0, before_boot, arena, after_boot, peak, per_card, times[len(times) // 2], times[-1], dealt_first, logged_first)
+print('RESULT', base0, before_boot, arena, after_boot, peak, per_card, times[len(times) // 2], times[-1], dealt_first, logged_first, main_start)
 """
 
 
@@ -186,28 +188,40 @@ def main(argv: Sequence[str]) -> int:
 
     with tempfile.TemporaryDirectory(prefix="cardshoe-bench-") as tmp:
         fw = build(Path(tmp) / "fw")
-        prelude = "import sys\nsys.path[:0] = [%r, %r]\nIMG = %r\n" % (
-            str(fw.root),
-            str(fw.root / "lib"),
-            str(Path(tmp) / "flash.img"),
-        )
-        runs = [
-            subprocess.run(
-                [_tool("micropython"), "-X", f"heapsize={args.heapsize}", "-c", prelude + script],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            for script in (_CODE, _BENCH)
-        ]
+        img = Path(tmp) / "flash.img"
+        in_ram = "import sys\nsys.path[:0] = [%r, %r]\nIMG = %r\n" % (str(fw.root), str(fw.root / "lib"), str(img))
+        # The same build as a ROMFS image (the real `mpremote romfs build`), mounted with
+        # vfs.VfsRom before the benchmark's baseline: a board's ROM partition is flash,
+        # outside its heap, and imports from it run the bytecode in place. Here the image
+        # has to be read into the heap, so the heap is made larger by its size.
+        rom = Path(tmp) / "romfs.img"
+        made = subprocess.run([_tool("mpremote"), "romfs", "--no-mpy", "-o", str(rom), "build", str(fw.root)],
+                              capture_output=True, text=True)
+        if made.returncode != 0:
+            print("firmware benchmark failed: mpremote romfs build:\n" + made.stdout + made.stderr)
+            return 1
+        in_rom = ("import sys, vfs\nwith open(%r, 'rb') as f:\n    _rom = f.read()\nvfs.mount(vfs.VfsRom(_rom), '/rom')\n"
+                  "sys.path[:0] = ['/rom', '/rom/lib']\nIMG = %r\n" % (str(rom), str(img)))
+        rom_heap = _heap_bytes(args.heapsize) + rom.stat().st_size + 4096
+
+        def run(prelude: str, script: str, heap: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([_tool("micropython"), "-X", f"heapsize={heap}", "-c", prelude + script],
+                                  capture_output=True, text=True, timeout=300)
+
+        runs = [run(in_ram, _CODE, args.heapsize), run(in_ram, _BENCH, args.heapsize),
+                run(in_rom, _CODE, str(rom_heap)), run(in_rom, _BENCH, str(rom_heap))]
+        rom_size = rom.stat().st_size
     lines = [next((x for x in p.stdout.splitlines() if x.startswith(("RESULT ", "CODE "))), None) for p in runs]
     if any(p.returncode != 0 for p in runs) or None in lines:
         print("firmware benchmark failed:\n" + "\n".join(p.stdout + p.stderr for p in runs))
         return 1
     code, boot_code, hash_code, run_code = (int(x) for x in lines[0].split()[1:])  # type: ignore[union-attr]
-    base, before_boot, arena, boot, peak, per_card, median_us, worst_us, dealt, logged = (
+    base, before_boot, arena, boot, peak, per_card, median_us, worst_us, dealt, logged, main_start = (
         int(x) for x in lines[1].split()[1:]  # type: ignore[union-attr]
     )
+    rom_code = int(lines[2].split()[1])  # type: ignore[union-attr]
+    rom_fields = [int(x) for x in lines[3].split()[1:]]  # type: ignore[union-attr]
+    rom_peak, rom_main_start, rom_dealt = rom_fields[4], rom_fields[10], rom_fields[8]
     kb = 1024
     print(f"micropython -X heapsize={args.heapsize}, firmware compiled with mpy-cross, littlefs2 image")
     print(f"code loaded while streaming (app + wire codec, .mpy in RAM): {code / kb:.1f} KB; "
@@ -215,12 +229,24 @@ def main(argv: Sequence[str]) -> int:
           f"loader (app.run, with app.mem) {run_code / kb:.1f} KB")
     print(f"buffer arena {arena} bytes")
     print(f"heap in use before the firmware loads (interpreter and this benchmark's driver): {base / kb:.1f} KB")
-    print(f"heap in use with littlefs mounted, the arena and the bench's board: {before_boot / kb:.1f} KB")
+    print(f"heap in use when main.py starts (littlefs mounted, data/ident.bin written): {main_start / kb:.1f} KB")
+    print(f"heap in use with the arena and the bench's board: {before_boot / kb:.1f} KB")
     print(f"heap in use after boot and a loaded 52-card manifest: {boot / kb:.1f} KB "
           f"(firmware data, littlefs and board objects: {(boot - base - code) / kb:.1f} KB)")
     print(f"peak heap in use while dealing a 52-card shoe: {peak / kb:.1f} KB, "
           f"of which the firmware's: {(peak - base) / kb:.1f} KB with code, {(peak - base - code) / kb:.1f} KB without")
+    print(f"firmware's peak heap counted from main.py's start (as a board measures it): {(peak - main_start) / kb:.1f} KB "
+          f"with the code loaded into RAM (.mpy files on littlefs, as `cardshoe flash` deploys)")
+    print(f"the same with the code run in place from a ROMFS image ({rom_size} bytes, not deployed by `cardshoe flash`): "
+          f"code {rom_code / kb:.1f} KB, firmware's peak {(rom_peak - rom_main_start) / kb:.1f} KB "
+          f"({rom_dealt} cards dealt)")
     print(f"allocated per card (garbage included): {per_card} bytes")
     print(f"time per card, read to frame written: median {median_us} us, worst {worst_us} us")
     print(f"cards dealt in the measured shoe {dealt}, in its flash log {logged}")
     return 0
+
+
+def _heap_bytes(size: str) -> int:
+    """`-X heapsize` text (`64k`, `1m`, `65536`) in bytes."""
+    scale = {"k": 1024, "m": 1024 * 1024}.get(size[-1:].lower(), 1)
+    return int(size.rstrip("kKmM")) * scale

@@ -4,7 +4,7 @@ Prints (never asserts):
 - host: frames decoded and verified per second by `cardshoe.protocol.Receiver` (COBS,
   CRC, HMAC tag, replay window, construct payload parse) over a stream of CARD frames
   fed in 64-byte reads, as a serial port delivers them;
-- firmware: time per CARD frame for `wire.pack_card` + `Encoder.encode` (HMAC, CRC, COBS)
+- firmware: time per CARD frame for `payloads.pack_card` + `Encoder.encode` (HMAC, CRC, COBS)
   under the MicroPython unix port (`time.ticks_us`, heap 64k), the heap it allocates per
   frame, and its time to receive and verify one ACK.
 """
@@ -27,7 +27,7 @@ SERIAL = 1001
 FIRMWARE_LIB = Path(__file__).resolve().parents[2] / "firmware" / "lib"
 
 _FIRMWARE_BENCH = """
-import gc, time, binascii, wire
+import gc, time, binascii, wire, payloads
 N = {iterations}
 key = binascii.unhexlify({key!r})
 enc = wire.Encoder(key, {serial})
@@ -35,19 +35,19 @@ pbuf = bytearray(wire.MAX_PAYLOAD)
 out = bytearray(wire.OUT_SIZE)
 uid = bytes([4, 0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6])
 for i in range(20):  # warm up
-    n = wire.pack_card(pbuf, 1, i + 1, 0x1234ABCD, i % 52, 1, 0, 0, i, uid)
+    n = payloads.pack_card(pbuf, 1, i + 1, 0x1234ABCD, i % 52, 1, 0, 0, i, uid)
     enc.encode(wire.CARD, 0, 7, i + 1, pbuf, out, n)
 gc.collect()
 t0 = time.ticks_us()
 for i in range(N):
-    n = wire.pack_card(pbuf, 1, i + 1, 0x1234ABCD, i % 52, 1, 0, 0, i, uid)
+    n = payloads.pack_card(pbuf, 1, i + 1, 0x1234ABCD, i % 52, 1, 0, 0, i, uid)
     m = enc.encode(wire.CARD, 0, 7, i + 1, pbuf, out, n)
 t1 = time.ticks_us()
 gc.collect()
 gc.disable()
 a0 = gc.mem_alloc()
 for i in range(10):
-    n = wire.pack_card(pbuf, 1, i + 1, 0x1234ABCD, i % 52, 1, 0, 0, i, uid)
+    n = payloads.pack_card(pbuf, 1, i + 1, 0x1234ABCD, i % 52, 1, 0, 0, i, uid)
     enc.encode(wire.CARD, 0, 7, i + 1, pbuf, out, n)
 a1 = gc.mem_alloc()
 gc.enable()

@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import wire  # firmware/lib on sys.path (tests/daemon/conftest.py)
+import payloads  # firmware/lib on sys.path (tests/daemon/conftest.py)
+import wire
 
 from link_ptys import PluggablePty
 
@@ -90,7 +91,7 @@ class WireShoe:
             self.outbox = []
             self.replies = {}  # the reply cache is in RAM (SPEC 4): lost at every boot
             self.rx = wire.Receiver(self.key, self.serial, self.state.host_epoch, self.state.host_seq)
-            n = wire.pack_hello(self.payload, 1, 0, 0, bytes(32), reset_cause, 2, self.state.shoe_no,
+            n = payloads.pack_hello(self.payload, 1, 0, 0, bytes(32), reset_cause, 2, self.state.shoe_no,
                                 self.state.deck_id, self.state.dealt, 0, 0)
             self._queue(wire.HELLO, bytes(self.payload[:n]))
         self._stop.clear()
@@ -138,20 +139,20 @@ class WireShoe:
 
     def _send_logged(self, card: LoggedCard) -> None:
         if card.mtype == wire.CARD:
-            n = wire.pack_card(self.payload, *card.fields)
+            n = payloads.pack_card(self.payload, *card.fields)
         else:
-            n = wire.pack_unread(self.payload, *card.fields)
+            n = payloads.pack_unread(self.payload, *card.fields)
         self._queue(card.mtype, bytes(self.payload[:n]))
 
     def key_press(self, key: int) -> None:
         with self.lock:
-            n = wire.pack_key(self.payload, key, 0, self.ms())
+            n = payloads.pack_key(self.payload, key, 0, self.ms())
             self._queue(wire.KEY, bytes(self.payload[:n]))
 
     def deck_status(self, reason: int, integrity: int, *, missing: int = 0) -> None:
         with self.lock:
             s = self.state
-            n = wire.pack_deck_status(self.payload, s.shoe_no, s.deck_id, reason, s.dealt, max(0, 52 - s.dealt),
+            n = payloads.pack_deck_status(self.payload, s.shoe_no, s.deck_id, reason, s.dealt, max(0, 52 - s.dealt),
                                       integrity, 0, 0, 0, missing, bytes(7))
             self._queue(wire.DECK_STATUS, bytes(self.payload[:n]))
 
@@ -222,7 +223,7 @@ class WireShoe:
             return  # (a test's fault: the command is lost before the shoe acts on it)
         status = 0
         if mtype == wire.NEW_SHOE:
-            shoe_no, deck_id, scheme, part, parts, count = wire.unpack_new_shoe(p)
+            shoe_no, deck_id, scheme, part, parts, count = payloads.unpack_new_shoe(p)
             self.commands.append((mtype, (shoe_no, deck_id, scheme, part, parts, count)))
             if shoe_no == self.state.shoe_no and self.state.dealt:
                 status = 1  # REFUSED, bad state: that session is loaded and dealing (SPEC 4)
@@ -230,7 +231,7 @@ class WireShoe:
                 self.state.shoe_no, self.state.deck_id, self.state.dealt = shoe_no, deck_id, 0
                 self.state.log = []
         elif mtype == wire.CARDS_FROM:
-            shoe_no, index = wire.unpack_cards_from(p)
+            shoe_no, index = payloads.unpack_cards_from(p)
             self.commands.append((mtype, (shoe_no, index)))
             if shoe_no == self.state.shoe_no:
                 for card in self.state.log:
@@ -245,7 +246,7 @@ class WireShoe:
         self._reply(rx.boot, rx.seq, status, detail)
 
     def _reply(self, epoch: int, seq: int, status: int, detail: int) -> None:
-        n = wire.pack_reply(self.payload, epoch, seq, status, detail)
+        n = payloads.pack_reply(self.payload, epoch, seq, status, detail)
         self._queue(wire.REPLY, bytes(self.payload[:n]))
 
     # -- waiting -----------------------------------------------------------------------------

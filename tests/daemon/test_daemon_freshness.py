@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+import payloads
 import wire
 from cobs import cobs
 from daemon_harness import DECK_ID, KEY, SERIAL, Table, WireShoe, wait_for
@@ -58,10 +59,10 @@ def _check_hands(table: Table, rid: str) -> None:
 def _recording(shoe: WireShoe, boot: int, shoe_no: int, cards: list[str]) -> bytes:
     """A capture of an earlier boot of the shoe: HELLO and cards, tagged with its real key."""
     buf = bytearray(wire.MAX_PAYLOAD)
-    n = wire.pack_hello(buf, 1, 0, 0, bytes(32), 1, 2, shoe_no, DECK_ID, 0, 0, 0)
+    n = payloads.pack_hello(buf, 1, 0, 0, bytes(32), 1, 2, shoe_no, DECK_ID, 0, 0, 0)
     frames = [shoe.encode(wire.HELLO, bytes(buf[:n]), boot=boot, seq=1)]
     for i, text in enumerate(cards, 1):
-        n = wire.pack_card(buf, shoe_no, i, DECK_ID, c(text), 2, 0, 0, 1000 * i, f"CS{DECK_ID:08X}".encode())
+        n = payloads.pack_card(buf, shoe_no, i, DECK_ID, c(text), 2, 0, 0, 1000 * i, f"CS{DECK_ID:08X}".encode())
         frames.append(shoe.encode(wire.CARD, bytes(buf[:n]), boot=boot, seq=1 + i))
     return b"".join(frames)
 

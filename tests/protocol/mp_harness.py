@@ -13,17 +13,18 @@ import sys
 import json
 import binascii
 
+import payloads
 import wire
 
 PACKERS = {
-    wire.HELLO: wire.pack_hello,
-    wire.CARD: wire.pack_card,
-    wire.UNREAD: wire.pack_unread,
-    wire.DECK_STATUS: wire.pack_deck_status,
-    wire.FAULT: wire.pack_fault,
-    wire.KEY: wire.pack_key,
-    wire.HEARTBEAT: wire.pack_heartbeat,
-    wire.REPLY: wire.pack_reply,
+    wire.HELLO: payloads.pack_hello,
+    wire.CARD: payloads.pack_card,
+    wire.UNREAD: payloads.pack_unread,
+    wire.DECK_STATUS: payloads.pack_deck_status,
+    wire.FAULT: payloads.pack_fault,
+    wire.KEY: payloads.pack_key,
+    wire.HEARTBEAT: payloads.pack_heartbeat,
+    wire.REPLY: payloads.pack_reply,
 }
 HEADER_KNOWN = (wire.BAD_VERSION, wire.BAD_FLAGS, wire.UNKNOWN_SHOE, wire.BAD_TAG,
                 wire.BAD_DIRECTION, wire.REPLAY, wire.UNKNOWN_TYPE, wire.BAD_PAYLOAD)
@@ -36,25 +37,25 @@ def hexs(b):
 def fields(mtype, p):
     # The host-to-shoe payloads through the firmware's own readers.
     if mtype == wire.ACK:
-        return list(wire.unpack_ack(p))
+        return list(payloads.unpack_ack(p))
     if mtype == wire.RESEND_FROM:
-        return list(wire.unpack_resend_from(p))
+        return list(payloads.unpack_resend_from(p))
     if mtype == wire.NEW_SHOE:
-        head = list(wire.unpack_new_shoe(p))
-        return head[:5] + [[[code, hexs(uid)] for code, uid in wire.manifest_entries(p)]]
+        head = list(payloads.unpack_new_shoe(p))
+        return head[:5] + [[[code, hexs(uid)] for code, uid in payloads.manifest_entries(p)]]
     if mtype == wire.CONFIG:
-        return list(wire.unpack_config(p))
+        return list(payloads.unpack_config(p))
     if mtype == wire.TIME:
-        return [wire.unpack_time(p)]
+        return [payloads.unpack_time(p)]
     if mtype == wire.PING:
-        return [wire.unpack_ping(p)]
+        return [payloads.unpack_ping(p)]
     if mtype == wire.MAINTENANCE:
         # Read from the payload, not the constant: the magic is what the receiver checked.
-        return [wire.unpack_ping(p)]
+        return [payloads.unpack_ping(p)]
     if mtype == wire.CLEAR:
-        return list(wire.unpack_clear(p))
+        return list(payloads.unpack_clear(p))
     if mtype == wire.CARDS_FROM:
-        return list(wire.unpack_cards_from(p))
+        return list(payloads.unpack_cards_from(p))
     return None
 
 

@@ -53,7 +53,7 @@ def test_allocation_does_not_grow_with_frame_size(micropython) -> None:  # type:
 
 
 REAL_TYPES = """
-import gc, json, wire, struct
+import gc, json, wire, struct, payloads
 key = bytes(range(32))
 enc = wire.Encoder(key, 5)
 out = bytearray(wire.OUT_SIZE)
@@ -73,9 +73,9 @@ def measure(name, mtype, payload, from_shoe):
     res[name] = (gc.mem_alloc() - a) // 10
     gc.enable()
 card = bytearray(40)
-n = wire.pack_card(card, 1, 1, 7, 51, 1, 0, 0, 1234, b"\x01")
+n = payloads.pack_card(card, 1, 1, 7, 51, 1, 0, 0, 1234, b"\x01")
 measure("card_raw1", wire.CARD, card[:n], True)
-n = wire.pack_card(card, 1, 1, 7, 51, 1, 0, 0, 1234, b"\x01" * 16)
+n = payloads.pack_card(card, 1, 1, 7, 51, 1, 0, 0, 1234, b"\x01" * 16)
 measure("card_raw16", wire.CARD, card[:n], True)
 def ns(count):
     p = bytearray(struct.pack("<IIBBBB", 1, 2, 1, 0, 1, count))

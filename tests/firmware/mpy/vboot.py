@@ -43,4 +43,4 @@ vfs.mount(vfs.VfsLfs2(FileBlocks(img, os.stat(img)[6] // BS)), "/")
 del img
 os.chdir("/")
 sys.path[:] = ["/", "/lib"]
-exec(open("main.py").read(), {"__name__": "__main__"})
+execfile("main.py")  # as a board runs it: compiled from the file, no copy of its text kept
