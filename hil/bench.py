@@ -183,10 +183,15 @@ class Bench:
         self.boot = self.board.sim.wait_ready(_BOOT_TIMEOUT)
         return out
 
-    def adopt_image(self, image: Path, keys_dir: Path, flashed_with: str) -> None:
-        """Start from a copy of a board image another bench flashed (same firmware, same shoe)."""
+    def adopt_image(self, image: Path, keys_dir: Path, flashed_with: str, romfs: Path | None = None) -> None:
+        """Start from a copy of a board image another bench flashed (same firmware, same shoe),
+        with its ROM partition when the code was deployed there."""
         if self.board.powered:
             raise BenchError("adopt_image needs a board that was never powered")
+        if romfs is not None:
+            if romfs.stat().st_size != self.board.romfs_size:
+                raise BenchError(f"the ROM partition {romfs} does not fit this board's ({self.board.romfs_size} bytes)")
+            shutil.copyfile(romfs, self.board.romfs_path)
         shutil.copyfile(image, self.board.flash.path)
         shutil.copytree(keys_dir, self.keys_dir, dirs_exist_ok=True)
         os.chmod(self.keys_dir, 0o700)

@@ -367,6 +367,7 @@ class FlashedImage:
     image: Path
     keys: Path
     flashed_with: str
+    romfs: Path | None = None  # the ROM partition, where `cardshoe flash` put the code
 
 
 def flash_image(workdir: Path, log: Log) -> FlashedImage:
@@ -375,7 +376,8 @@ def flash_image(workdir: Path, log: Log) -> FlashedImage:
     try:
         bench.flash()
         bench.board.power_off()
-        return FlashedImage(bench.board.flash.path, bench.keys_dir, bench.flashed_with)
+        rom = bench.board.romfs_path if bench.board.romfs_size and bench.board.romfs_path.exists() else None
+        return FlashedImage(bench.board.flash.path, bench.keys_dir, bench.flashed_with, rom)
     finally:
         bench.close()
 
@@ -396,7 +398,7 @@ def run_scenario(scenario: Scenario, workdir: Path, log: Log, *, bench: Bench | 
             bench = Bench(workdir, TableSpec(scenario.game, scenario.seats, scenario.dealing, scenario.method),
                           line=scenario.line, seed=scenario.seed, log=log)
             if image is not None:
-                bench.adopt_image(image.image, image.keys, image.flashed_with)
+                bench.adopt_image(image.image, image.keys, image.flashed_with, image.romfs)
             else:
                 bench.flash()
             if scenario.line is not None:

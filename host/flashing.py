@@ -1,16 +1,23 @@
 """`cardshoe flash`: compile, copy and provision the firmware onto a board, then verify it.
 
-    cardshoe flash --port PORT [--serial N] [--keys DIR] [--timeout S]
+    cardshoe flash --port PORT [--serial N] [--keys DIR] [--timeout S] [--no-romfs]
 
 1. Compile firmware/{app,boards,drivers,lib} with mpy-cross (main.py stays source).
 2. Hash the built files as the firmware does at boot (firmware/app/fwhash.py).
 3. With the real mpremote: remove the old firmware files (data/ is kept: the boot
    counter must never go back, or the host would take the shoe's frames for replays),
-   copy the new ones, and write data/ident.bin: the shoe serial and a new 32-byte
+   put the new ones on the board, and write data/ident.bin: the shoe serial and a new 32-byte
    HMAC key. The key goes only into the host key store (mode 0600) and, through a
    private temporary file, onto the board's flash; it is never printed.
 4. Soft-reset the board (from the friendly REPL, so main.py runs), read its HELLO on the serial port with the new key, and
    check that the firmware hash it reports is the one computed here.
+
+Where the compiled code goes: a board whose MicroPython has a ROMFS partition
+(`vfs.rom_ioctl`, MicroPython 1.25+ built with `MICROPY_HW_ROMFS_BYTES`; the virtual
+board has one) gets it as a ROMFS image (`mpremote romfs deploy`), run in place from
+flash so that it takes almost none of the heap; any other board, or `--no-romfs`, gets
+the .mpy files copied onto its filesystem, loaded into the heap at boot. main.py and
+data/ are on the filesystem either way.
 
 The board must be at its REPL: a fresh board, one booted with a dealer key held, or
 one the daemon sent MAINTENANCE (a streaming shoe ignores Ctrl-C by design).
@@ -149,6 +156,15 @@ except OSError:
     pass
 """
 
+_HAS_ROMFS = """
+import vfs
+try:
+    n = vfs.rom_ioctl(1)
+except Exception:
+    n = 0
+print('ROMFS', 1 if isinstance(n, int) and n > 0 else 0)
+"""
+
 _READ_SERIAL = """
 try:
     f = open('data/ident.bin', 'rb'); d = f.read(8); f.close()
@@ -182,8 +198,29 @@ def read_serial_from_board(port: str) -> int:
     return 0
 
 
-def copy_and_provision(port: str, fw: Build, serial: int, key: bytes) -> None:
-    """Clean the old firmware, copy the build and write ident.bin, with mpremote."""
+def board_has_romfs(port: str) -> bool:
+    """True when the board's MicroPython has a ROMFS partition (`vfs.rom_ioctl`)."""
+    out = _mpremote(port, "exec", _HAS_ROMFS)
+    return any(line.strip() == "ROMFS 1" for line in out.splitlines())
+
+
+def romfs_image(fw: Build, dest: Path) -> Path:
+    """The build's code (not main.py) as a ROMFS image, made by `mpremote romfs build`."""
+    stage = dest / "romfs"
+    for d in FIRMWARE_DIRS:
+        if (fw.root / d).is_dir():
+            shutil.copytree(fw.root / d, stage / d)
+    image = dest / "firmware.romfs"
+    proc = subprocess.run([_tool("mpremote"), "romfs", "--no-mpy", "-o", str(image), "build", str(stage)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise FlashError(f"mpremote romfs build failed: {(proc.stderr or proc.stdout).strip()}")
+    return image
+
+
+def copy_and_provision(port: str, fw: Build, serial: int, key: bytes, romfs: Path | None = None) -> None:
+    """Clean the old firmware, put the build on the board (the code as the ROMFS image
+    `romfs`, or as files) and write ident.bin, with mpremote."""
     with tempfile.TemporaryDirectory(prefix="cardshoe-ident-") as private:
         os.chmod(private, 0o700)
         ident = Path(private) / "ident.bin"
@@ -193,9 +230,12 @@ def copy_and_provision(port: str, fw: Build, serial: int, key: bytes) -> None:
         finally:
             os.close(fd)
         args = ["exec", _CLEAN]
-        for d in FIRMWARE_DIRS:
-            if (fw.root / d).is_dir():
-                args += ["+", "fs", "cp", "-r", str(fw.root / d), ":"]
+        if romfs is not None:
+            args += ["+", "romfs", "deploy", str(romfs)]
+        else:
+            for d in FIRMWARE_DIRS:
+                if (fw.root / d).is_dir():
+                    args += ["+", "fs", "cp", "-r", str(fw.root / d), ":"]
         args += ["+", "fs", "cp", str(fw.root / "main.py"), ":main.py"]
         args += ["+", "fs", "cp", str(ident), ":data/ident.bin"]
         _mpremote(port, *args)
@@ -234,20 +274,28 @@ def reset_and_read_hello(port: str, serial: int, key: bytes, timeout: float) -> 
 
 
 def flash(
-    port: str, serial: int | None, keys: KeyStore, timeout: float = 20.0, log: Callable[[str], None] = print
+    port: str,
+    serial: int | None,
+    keys: KeyStore,
+    timeout: float = 20.0,
+    log: Callable[[str], None] = print,
+    use_romfs: bool = True,
 ) -> Build:
     """Run the whole procedure; returns the build. Raises FlashError/VerifyError."""
     with tempfile.TemporaryDirectory(prefix="cardshoe-build-") as tmp:
-        fw = build(Path(tmp))
+        fw = build(Path(tmp) / "fw")
         log(f"built {len(fw.files)} files, firmware hash {fw.fw_hash.hex()}")
         if serial is None:
             serial = read_serial_from_board(port)
             if not serial:
                 raise FlashError("the board has no shoe serial yet: give one with --serial N")
             log(f"shoe serial {serial} (from the board)")
+        image = romfs_image(fw, Path(tmp)) if use_romfs and board_has_romfs(port) else None
+        if image is not None:
+            log(f"the board has a ROMFS partition: the code goes there as a {image.stat().st_size}-byte image")
         key = keys.create(serial)
         log(f"new key for shoe {serial} stored in {keys.path(serial)}")
-        copy_and_provision(port, fw, serial, key)
+        copy_and_provision(port, fw, serial, key, image)
         log(f"copied and provisioned over {port}; resetting")
         reported, boot = reset_and_read_hello(port, serial, key, timeout)
         if reported != fw.fw_hash:
@@ -266,12 +314,14 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--serial", type=int, help="shoe serial to provision (default: the board's)")
     parser.add_argument("--keys", help="key store directory (default $CARDSHOE_KEYS or ~/.local/share/cardshoe/keys)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for the HELLO")
+    parser.add_argument("--no-romfs", action="store_true",
+                        help="copy the code as .mpy files even when the board has a ROMFS partition")
     args = parser.parse_args(list(argv))
     if args.serial is not None and not 0 < args.serial < 2**32:
         print(f"cardshoe flash: --serial {args.serial} is not in 1..4294967295", file=sys.stderr)
         return 2
     try:
-        flash(args.port, args.serial, KeyStore(args.keys), args.timeout)
+        flash(args.port, args.serial, KeyStore(args.keys), args.timeout, use_romfs=not args.no_romfs)
     except (FlashError, KeyStoreError) as e:
         print(f"cardshoe flash: {e}", file=sys.stderr)
         return 1

@@ -6,6 +6,11 @@ the flash. The hash is SHA-256 over those files sorted by path, each contributin
 `path` (UTF-8, `/`-separated, relative to the root), a NUL byte, its size as u32
 little-endian and its bytes. `cardshoe flash` computes the same over the files it
 copies, so a file left behind or changed on the board changes the hash.
+
+On a board with a ROMFS partition the code is in the image mounted at /rom and only
+main.py is on the flash; the files of both places make one manifest, paths relative to
+their own root. A file in both (an old copy on the flash shadowing the image) is listed
+twice, so the hash cannot match the build's and `cardshoe flash` says so.
 """
 
 import hashlib
@@ -14,6 +19,7 @@ import struct
 
 DIRS = ("app", "boards", "drivers", "lib")
 SUFFIXES = (".py", ".mpy")
+ROM = "/rom/"
 
 
 def _walk(root, rel, out):
@@ -27,30 +33,32 @@ def _walk(root, rel, out):
         if entry[1] == 0x4000:
             _walk(root, path, out)
         elif name.endswith(SUFFIXES[0]) or name.endswith(SUFFIXES[1]):
-            out.append(path)
+            out.append((path, root))
 
 
-def manifest(root=""):
-    """The firmware's file paths (relative to `root`), sorted."""
+def manifest(root="", rom=ROM):
+    """The firmware's files as (path relative to its root, root), sorted by path: those
+    under `root` (the flash) and under `rom` (a ROMFS image, when one is mounted)."""
     files = []
-    try:
-        os.stat(root + "main.py")
-        files.append("main.py")
-    except OSError:
-        pass
-    for d in DIRS:
-        _walk(root, d, files)
+    for base in (root, rom):
+        try:
+            os.stat(base + "main.py")
+            files.append(("main.py", base))
+        except OSError:
+            pass
+        for d in DIRS:
+            _walk(base, d, files)
     files.sort()
     return files
 
 
-def firmware_hash(root=""):
-    """SHA-256 of the firmware files as listed by `manifest(root)`."""
+def firmware_hash(root="", rom=ROM):
+    """SHA-256 of the firmware files as listed by `manifest(root, rom)`."""
     h = hashlib.sha256()
     buf = bytearray(256)
     mv = memoryview(buf)
-    for path in manifest(root):
-        full = root + path
+    for path, base in manifest(root, rom):
+        full = base + path
         size = os.stat(full)[6]
         h.update(path.encode())
         h.update(struct.pack("<BI", 0, size))

@@ -30,6 +30,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -39,7 +40,8 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from .errors import BoardStateError, VirtualBoardError
-from .flash import BOOT_SCRIPT, PICO_BLOCK_SIZE, PICO_FLASH_SIZE, FlashImage, find_micropython
+from . import xip
+from .flash import BOOT_SCRIPT, PICO_BLOCK_SIZE, PICO_FLASH_SIZE, PICO_ROMFS_SIZE, FlashImage, find_micropython
 from .ptys import HostPort, open_raw_pty
 from .sim import Sim
 
@@ -108,13 +110,20 @@ class VirtualBoard:
         serial_follows_power: bool = True,
         micropython: str | None = None,
         uid: bytes | None = None,
+        romfs_size: int = PICO_ROMFS_SIZE,
     ) -> None:
+        if romfs_size < 0 or romfs_size % PICO_BLOCK_SIZE:
+            raise ValueError(f"romfs_size {romfs_size} must be 0 or a multiple of {PICO_BLOCK_SIZE}")
         self.workdir = Path(workdir).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.heapsize = heapsize
         self.serial_follows_power = serial_follows_power
         self.tty_path = self.workdir / "tty"
         self.micropython = micropython or find_micropython()
+        # A ROM partition needs the launcher that maps it (xip.py), which runs the unix
+        # port in process: without it the board is one built without ROMFS.
+        self.romfs_size = romfs_size if micropython is None and xip.available() else 0
+        self.romfs_path = self.workdir / "romfs.img"
         self.uid = uid if uid is not None else os.urandom(8)
         self._engine: _Engine | None = None
         self.flash = FlashImage(
@@ -141,6 +150,7 @@ class VirtualBoard:
         held at boot" that returns it to the REPL for reflashing.
         """
         self.flash.create()
+        self._create_romfs()
         self.sim.forget_boot()
         self._call(lambda: self._live().power_on(safe_boot, key_held))
 
@@ -275,13 +285,28 @@ class VirtualBoard:
 
     def environment(self) -> dict[str, str]:
         """The environment the firmware process gets (besides the inherited one)."""
-        return {
+        env = {
             "CARDSHOE_BOARD": "unix",
             "CARDSHOE_SIM": str(self.sim_path),
             "VBOARD_IMAGE": str(self.flash.path),
             "VBOARD_BLOCK_SIZE": str(self.flash.block_size),
             "VBOARD_UID": self.uid.hex(),
         }
+        if self.romfs_size:
+            env["VBOARD_ROMFS"] = str(self.romfs_path)
+        return env
+
+    def interpreter(self) -> list[str]:
+        """The command that runs the board's MicroPython (before its arguments)."""
+        if self.romfs_size:
+            return [sys.executable, xip.__file__]  # run as a file: no package imports per boot
+        return [self.micropython]
+
+    def _create_romfs(self) -> None:
+        """The ROM partition, erased, the first time the board is powered."""
+        if self.romfs_size and not self.romfs_path.exists():
+            with open(self.romfs_path, "wb") as f:
+                f.write(b"\xff" * self.romfs_size)
 
     # --- internals -----------------------------------------------------------------------
 
@@ -497,7 +522,7 @@ class _Engine(threading.Thread):
             env["CARDSHOE_KEY_HELD"] = "1"
         else:
             env.pop("CARDSHOE_KEY_HELD", None)
-        argv = [board.micropython, "-X", f"heapsize={board.heapsize}", "-i", str(BOOT_SCRIPT)]
+        argv = [*board.interpreter(), "-X", f"heapsize={board.heapsize}", "-i", str(BOOT_SCRIPT)]
         try:
             proc = subprocess.Popen(
                 argv,

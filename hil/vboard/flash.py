@@ -24,6 +24,9 @@ BOOT_SCRIPT = Path(__file__).resolve().parent / "runtime" / "vboard_boot.py"
 # A Raspberry Pi Pico's MicroPython filesystem: 1408 KiB of 4 KiB erase blocks.
 PICO_FLASH_SIZE = 1408 * 1024
 PICO_BLOCK_SIZE = 4096
+# The ROM partition of a Pico MicroPython built with ROMFS (`MICROPY_HW_ROMFS_BYTES`), where
+# `cardshoe flash` puts the compiled code so that it runs in place, off the heap.
+PICO_ROMFS_SIZE = 128 * 1024
 
 _TOOL_TIMEOUT_S = 30.0
 

@@ -15,7 +15,9 @@ Figures only; nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -184,32 +186,31 @@ def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="cardshoe bench firmware", description=__doc__.split("\n\n")[0])
     parser.add_argument("--heapsize", default="64k", help="micropython -X heapsize (default 64k, as the tests)")
     args, _ = parser.parse_known_args(list(argv))
-    from ..flashing import _tool, build
+    from ..flashing import _tool, build, romfs_image
+    from ..hil.vboard import xip
 
     with tempfile.TemporaryDirectory(prefix="cardshoe-bench-") as tmp:
         fw = build(Path(tmp) / "fw")
         img = Path(tmp) / "flash.img"
         in_ram = "import sys\nsys.path[:0] = [%r, %r]\nIMG = %r\n" % (str(fw.root), str(fw.root / "lib"), str(img))
-        # The same build as a ROMFS image (the real `mpremote romfs build`), mounted with
-        # vfs.VfsRom before the benchmark's baseline: a board's ROM partition is flash,
-        # outside its heap, and imports from it run the bytecode in place. Here the image
-        # has to be read into the heap, so the heap is made larger by its size.
-        rom = Path(tmp) / "romfs.img"
-        made = subprocess.run([_tool("mpremote"), "romfs", "--no-mpy", "-o", str(rom), "build", str(fw.root)],
-                              capture_output=True, text=True)
-        if made.returncode != 0:
-            print("firmware benchmark failed: mpremote romfs build:\n" + made.stdout + made.stderr)
-            return 1
-        in_rom = ("import sys, vfs\nwith open(%r, 'rb') as f:\n    _rom = f.read()\nvfs.mount(vfs.VfsRom(_rom), '/rom')\n"
-                  "sys.path[:0] = ['/rom', '/rom/lib']\nIMG = %r\n" % (str(rom), str(img)))
-        rom_heap = _heap_bytes(args.heapsize) + rom.stat().st_size + 4096
+        # The same build as the ROMFS image `cardshoe flash` deploys to a board with a ROM
+        # partition, mapped outside the heap as the virtual board maps its partition
+        # (cardshoe.hil.vboard.xip) and mounted at /rom: imports run the bytecode in place.
+        rom = romfs_image(fw, Path(tmp))
+        in_rom = ("import sys, os, vfs, uctypes\n"
+                  "vfs.mount(vfs.VfsRom(uctypes.bytearray_at(int(os.getenv('VBOARD_ROMFS_ADDR'), 16), "
+                  "int(os.getenv('VBOARD_ROMFS_SIZE')))), '/rom')\n"
+                  "sys.path[:0] = ['/rom', '/rom/lib']\nIMG = %r\n" % str(img))
 
-        def run(prelude: str, script: str, heap: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([_tool("micropython"), "-X", f"heapsize={heap}", "-c", prelude + script],
-                                  capture_output=True, text=True, timeout=300)
+        xip_launcher = str(xip.__file__)
 
-        runs = [run(in_ram, _CODE, args.heapsize), run(in_ram, _BENCH, args.heapsize),
-                run(in_rom, _CODE, str(rom_heap)), run(in_rom, _BENCH, str(rom_heap))]
+        def run(prelude: str, script: str, in_place: bool) -> subprocess.CompletedProcess[str]:
+            head = [sys.executable, xip_launcher] if in_place else [_tool("micropython")]
+            env = dict(os.environ, VBOARD_ROMFS=str(rom)) if in_place else None
+            return subprocess.run([*head, "-X", f"heapsize={args.heapsize}", "-c", prelude + script],
+                                  capture_output=True, text=True, timeout=300, env=env)
+
+        runs = [run(in_ram, _CODE, False), run(in_ram, _BENCH, False), run(in_rom, _CODE, True), run(in_rom, _BENCH, True)]
         rom_size = rom.stat().st_size
     lines = [next((x for x in p.stdout.splitlines() if x.startswith(("RESULT ", "CODE "))), None) for p in runs]
     if any(p.returncode != 0 for p in runs) or None in lines:
@@ -236,17 +237,13 @@ def main(argv: Sequence[str]) -> int:
     print(f"peak heap in use while dealing a 52-card shoe: {peak / kb:.1f} KB, "
           f"of which the firmware's: {(peak - base) / kb:.1f} KB with code, {(peak - base - code) / kb:.1f} KB without")
     print(f"firmware's peak heap counted from main.py's start (as a board measures it): {(peak - main_start) / kb:.1f} KB "
-          f"with the code loaded into RAM (.mpy files on littlefs, as `cardshoe flash` deploys)")
-    print(f"the same with the code run in place from a ROMFS image ({rom_size} bytes, not deployed by `cardshoe flash`): "
-          f"code {rom_code / kb:.1f} KB, firmware's peak {(rom_peak - rom_main_start) / kb:.1f} KB "
-          f"({rom_dealt} cards dealt)")
+          f"with the code loaded into RAM (.mpy files on littlefs, as `cardshoe flash` deploys to a board without a ROM partition)")
+    print(f"firmware's peak heap with the code run in place from its ROMFS image ({rom_size} bytes, as `cardshoe flash` "
+          f"deploys it to a board with a ROM partition): {(rom_peak - rom_main_start) / kb:.1f} KB, of which code "
+          f"{rom_code / kb:.1f} KB ({rom_dealt} cards dealt)")
     print(f"allocated per card (garbage included): {per_card} bytes")
     print(f"time per card, read to frame written: median {median_us} us, worst {worst_us} us")
     print(f"cards dealt in the measured shoe {dealt}, in its flash log {logged}")
     return 0
 
 
-def _heap_bytes(size: str) -> int:
-    """`-X heapsize` text (`64k`, `1m`, `65536`) in bytes."""
-    scale = {"k": 1024, "m": 1024 * 1024}.get(size[-1:].lower(), 1)
-    return int(size.rstrip("kKmM")) * scale

@@ -110,6 +110,8 @@ def test_the_real_board_path_prompts_for_each_card_and_checks_what_was_read(tmp_
     # The "real board" is a virtual one on its serial device; the "person" deals through the sim.
     board = VirtualBoard(tmp_path / "shoe")
     shutil.copyfile(flashed_image.image, board.flash.path)
+    if flashed_image.romfs is not None:  # the code, in the ROM partition
+        shutil.copyfile(flashed_image.romfs, board.romfs_path)
     board.power_on()
     board.sim.wait_ready(30)
     scenario = load_scenario(SHIPPED["tcp-automated"])

@@ -23,10 +23,26 @@ def test_host_hash_equals_the_firmware_hash_of_the_same_tree(tmp_path: Path) -> 
     assert flashing.firmware_hash(tmp_path / "build") != fw.fw_hash
 
 
-def test_flash_the_virtual_board_and_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_build_and_its_hash_do_not_depend_on_where_the_checkout_is(tmp_path: Path) -> None:
+    """mpy-cross embeds a source name in each module (kept on the board's heap for
+    tracebacks): the build gives it the path in the firmware tree, not the checkout's."""
+    import shutil
+
+    here = flashing.build(tmp_path / "a")
+    elsewhere = tmp_path / "a" / "much" / "deeper" / "checkout" / "of" / "the" / "firmware"
+    shutil.copytree(flashing.repo_firmware(), elsewhere)
+    there = flashing.build(tmp_path / "b", elsewhere)
+    assert there.fw_hash == here.fw_hash
+    shoe = (tmp_path / "b" / "app" / "shoe.mpy").read_bytes()
+    assert b"app/shoe.py" in shoe and str(elsewhere).encode() not in shoe
+
+
+@pytest.mark.parametrize("romfs_size", [128 * 1024, 0], ids=["romfs-partition", "no-romfs"])
+def test_flash_the_virtual_board_and_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str], romfs_size: int) -> None:
     vboard = pytest.importorskip("cardshoe.hil.vboard")
     keys = KeyStore(tmp_path / "keys")
-    with vboard.VirtualBoard(tmp_path / "vb") as vb:
+    with vboard.VirtualBoard(tmp_path / "vb", romfs_size=romfs_size) as vb:
+        assert vb.romfs_size == romfs_size
         vb.power_on()
         rc = flashing.main(["--port", str(vb.tty_path), "--serial", "4242", "--keys", str(tmp_path / "keys")])
         out = capsys.readouterr()
@@ -39,9 +55,35 @@ def test_flash_the_virtual_board_and_verify(tmp_path: Path, capsys: pytest.Captu
         assert stat.S_IMODE((tmp_path / "keys" / "4242.key").stat().st_mode) == 0o600
         vb.power_off()
         assert vb.flash.read("/data/ident.bin") == flashing.ident_bytes(4242, key)
-        names = {e.name for e in vb.flash.listdir("/app")}
-        assert "shoe.mpy" in names and "shoe.py" not in names
         assert vb.flash.read("/main.py") == (flashing.repo_firmware() / "main.py").read_bytes()
+        top = {e.name for e in vb.flash.listdir("/")}
+        if romfs_size:
+            # The code is in the ROM partition, a ROMFS image (magic d2 cd 31), none on the flash.
+            assert "ROMFS partition" in out.out
+            assert vb.romfs_path.read_bytes()[:3] == b"\xd2\xcd\x31"
+            assert b"shoe.mpy" in vb.romfs_path.read_bytes()
+            assert not top & {"app", "boards", "drivers", "lib"}, top
+        else:
+            assert "ROMFS" not in out.out
+            names = {e.name for e in vb.flash.listdir("/app")}
+            assert "shoe.mpy" in names and "shoe.py" not in names
+
+
+def test_flashing_files_onto_a_romfs_board_when_asked_and_back(tmp_path: Path) -> None:
+    """--no-romfs copies .mpy files even where a ROM partition exists; flashing again with
+    ROMFS removes them from the flash, or they would shadow the image (sys.path order)."""
+    vboard = pytest.importorskip("cardshoe.hil.vboard")
+    keys = KeyStore(tmp_path / "keys")
+    with vboard.VirtualBoard(tmp_path / "vb") as vb:
+        vb.power_on()
+        assert flashing.main(["--port", str(vb.tty_path), "--serial", "9", "--keys", str(tmp_path / "keys"),
+                              "--no-romfs"]) == 0
+        vb.power_off()
+        assert "shoe.mpy" in {e.name for e in vb.flash.listdir("/app")}
+        vb.power_on(key_held=True)
+        flashing.flash(str(vb.tty_path), 9, keys, log=lambda _: None)
+        vb.power_off()
+        assert "app" not in {e.name for e in vb.flash.listdir("/")}
 
 
 def test_a_board_with_another_firmware_fails_verification(tmp_path: Path) -> None:
@@ -51,9 +93,31 @@ def test_a_board_with_another_firmware_fails_verification(tmp_path: Path) -> Non
         vb.power_on()
         fw = flashing.flash(str(vb.tty_path), 77, keys, log=lambda _: None)
         vb.power_off()
+        vb.flash.mkdir("/lib")  # the code is in the ROMFS image: no /lib on the flash
         vb.flash.write("/lib/stray.py", b"x = 1\n")  # a file the flash did not put there
         vb.power_on(key_held=True)  # a dealer key held: stays at the REPL
         key = keys.load(77)
         assert key is not None
         reported, _boot = flashing.reset_and_read_hello(str(vb.tty_path), 77, key, 20)
+        assert reported != fw.fw_hash
+
+
+def test_a_copy_on_the_flash_shadowing_the_romfs_image_fails_verification(tmp_path: Path) -> None:
+    """Code left on the flash is imported before the image's (sys.path order), so the
+    hash lists it twice and cannot match (firmware/app/fwhash.py)."""
+    vboard = pytest.importorskip("cardshoe.hil.vboard")
+    keys = KeyStore(tmp_path / "keys")
+    with vboard.VirtualBoard(tmp_path / "vb") as vb:
+        vb.power_on()
+        fw = flashing.flash(str(vb.tty_path), 78, keys, log=lambda _: None)
+        vb.power_off()
+        vb.flash.mkdir("/app")
+        same = flashing.build(tmp_path / "same")
+        assert same.fw_hash == fw.fw_hash
+        for mod in sorted((same.root / "app").iterdir()):  # an old copy of the package, the same bytes
+            vb.flash.write(f"/app/{mod.name}", mod.read_bytes())
+        vb.power_on(key_held=True)
+        key = keys.load(78)
+        assert key is not None
+        reported, _boot = flashing.reset_and_read_hello(str(vb.tty_path), 78, key, 20)
         assert reported != fw.fw_hash

@@ -284,3 +284,32 @@ def test_a_command_rejected_as_bad_payload_or_unknown_type_is_answered_unsupport
     assert not replies_to(host, bad_ack)
     # Manifest contents stay REFUSED detail 2 (test_bad_manifests_are_refused), bad state detail 1.
     assert (host.command(P.CardsFrom(shoe_no=99, index=1)).status, host.command(P.CardsFrom(shoe_no=99, index=1)).detail) == (1, 1)
+
+
+def test_the_shoe_runs_from_its_romfs_image_in_a_64_kb_heap(tmp_path: Path, fw_build: Path) -> None:
+    """The code as `cardshoe flash` deploys it to a board with a ROM partition: a ROMFS
+    image mapped outside the 64 KB heap, run in place; only main.py on the littlefs.
+    HELLO reports the build's hash (fwhash covers /rom), cards flow across a power cut,
+    and the loop never reports LOW_MEMORY."""
+    from cardshoe import flashing
+
+    vs = VShoe(tmp_path / "shoe", fw_build, romfs=True)
+    try:
+        host = Host(vs)
+        assert vs.power_on() == 1
+        host.until(lambda: host.hello is not None)
+        assert host.hello is not None and host.hello.fw_hash == flashing.firmware_hash(fw_build)
+        load(host, 5)
+        for code in (3, 17):
+            deal(vs, host, code)
+        vs.cut()
+        assert vs.power_on() == 2
+        deal(vs, host, 41)
+        end = time.monotonic() + 1.5  # past at least one memory check
+        while time.monotonic() < end:
+            host.pump(0.05)
+        assert host.count(5) == 3
+        faults = [(f.message.code, f.message.active) for f in vs.peer.frames if isinstance(f.message, P.Fault)]
+        assert (5, 1) not in faults, faults
+    finally:
+        vs.close()

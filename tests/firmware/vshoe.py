@@ -20,13 +20,16 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import time
 import tty
 from dataclasses import dataclass, field
 from typing import Callable
 from pathlib import Path
 
+from cardshoe import flashing
 from cardshoe import protocol as P
+from cardshoe.hil.vboard import xip
 from cardshoe.protocol import Frame, MessageType
 
 from micropython_runner import micropython_executable
@@ -81,8 +84,11 @@ class VShoe:
     """The firmware on a pty with a sim socket and a persistent littlefs image."""
 
     def __init__(self, workdir: Path, build: Path, serial: int = 1001, key: bytes = b"K" * 32,
-                 heapsize: str = "64k") -> None:
+                 heapsize: str = "64k", romfs: bool = False) -> None:
         self.dir = workdir
+        # romfs: the code in a ROMFS image mapped outside the heap (as `cardshoe flash`
+        # deploys to a board with a ROM partition), only main.py in the littlefs image.
+        self.romfs: Path | None = None
         self.serial = serial
         self.key = key
         self.heapsize = heapsize
@@ -95,14 +101,19 @@ class VShoe:
         self.peer = Peer(serial, key)
         self.inbox = b""
         self.raw_tail = b""
-        self._install(build)
+        self._install(build, romfs)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(str(self.sim_path))
         self._listener.listen(1)
 
-    def _install(self, build: Path) -> None:
+    def _install(self, build: Path, romfs: bool) -> None:
         tree = self.dir / "tree"
-        shutil.copytree(build, tree, ignore=shutil.ignore_patterns("shoetest.mpy", "vboot.mpy", "vinstall.mpy"))
+        if romfs:
+            self.romfs = flashing.romfs_image(flashing.Build(build, (), b""), self.dir)
+            tree.mkdir(parents=True)
+            shutil.copy(build / "main.py", tree / "main.py")
+        else:
+            shutil.copytree(build, tree, ignore=shutil.ignore_patterns("shoetest.mpy", "vboot.mpy", "vinstall.mpy"))
         (tree / "data").mkdir(exist_ok=True)
         (tree / "data" / "ident.bin").write_bytes(ident_bytes(self.serial, self.key))
         with open(self.image, "wb") as f:
@@ -152,8 +163,12 @@ class VShoe:
         tty.setraw(master)
         env = dict(os.environ, VS_IMG=str(self.image), CARDSHOE_BOARD="unix",
                    CARDSHOE_SIM=str(self.sim_path))
+        head = [micropython_executable()]
+        if self.romfs is not None:
+            head = [sys.executable, str(xip.__file__)]
+            env["VBOARD_ROMFS"] = str(self.romfs)
         self.proc = subprocess.Popen(
-            [micropython_executable(), "-X", f"heapsize={self.heapsize}", str(VBOOT)],
+            [*head, "-X", f"heapsize={self.heapsize}", str(VBOOT)],
             stdin=slave, stdout=slave, stderr=subprocess.PIPE, env=env, close_fds=True,
         )
         os.close(slave)

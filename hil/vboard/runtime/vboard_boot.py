@@ -57,6 +57,71 @@ class FileBlockDevice:
         return None
 
 
+_ROMFS_MAGIC = b"\xd2\xcd\x31"  # a ROMFS image starts so (mpremote's VfsRomWriter)
+
+
+class _RomPartition:
+    """The ROM partition as `vfs.rom_ioctl(2, 0)` gives it on a board: a block device
+    that `mpremote romfs deploy` erases and writes. The memory is the partition file
+    mapped by the launcher (cardshoe.hil.vboard.xip), outside the heap; writing it
+    writes the file."""
+
+    def __init__(self, mem, block_size):
+        self._mem = mem
+        self._bs = block_size
+
+    def ioctl(self, op, arg):
+        if op == 4:  # block count
+            return len(self._mem) // self._bs
+        if op == 5:  # block size
+            return self._bs
+        if op == 6:  # erase
+            start = arg * self._bs
+            for i in range(start, start + self._bs):
+                self._mem[i] = _BLOCK_ERASED
+            return 0
+        if op in (1, 2, 3):
+            return 0
+        return None
+
+    def writeblocks(self, block, buf, offset=0):
+        start = block * self._bs + (offset or 0)
+        self._mem[start : start + len(buf)] = buf
+
+
+class _Vfs:
+    """`vfs` with the `rom_ioctl` a ROMFS board has (the unix port has none)."""
+
+    def __init__(self, real, partition):
+        self._real = real
+        self._partition = partition
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def rom_ioctl(self, op, *args):
+        if op == 1:  # number of partitions
+            return 1
+        if op == 2:  # the partition's device
+            return self._partition if args[0] == 0 else -19  # ENODEV
+        return -22  # EINVAL: the device object does the erase and writes
+
+
+def _rom(env):
+    """Mount the ROM partition at /rom when it holds an image; True if mounted."""
+    address = env("VBOARD_ROMFS_ADDR")
+    if not address:
+        return False  # a board built without a ROMFS partition
+    import uctypes
+
+    mem = uctypes.bytearray_at(int(address, 16), int(env("VBOARD_ROMFS_SIZE")))
+    sys.modules["vfs"] = _Vfs(vfs, _RomPartition(mem, 4096))
+    if bytes(mem[:3]) != _ROMFS_MAGIC:
+        return False  # erased, or never deployed
+    vfs.mount(vfs.VfsRom(mem), "/rom")
+    return True
+
+
 def _lfs(image, block_size):
     return vfs.VfsLfs2(FileBlockDevice(image, block_size), progsize=256)
 
@@ -111,7 +176,9 @@ def _boot():
         return False
     vfs.mount(fs, "/")
     os.chdir("/")
-    sys.path[:] = ["", ".frozen", "/lib"]
+    # The search path of a port with ROMFS: the flash first, so a file there shadows
+    # the image (`cardshoe flash` removes the code files it deploys to the image).
+    sys.path[:] = ["", ".frozen", "/rom", "/rom/lib", "/lib"] if _rom(env) else ["", ".frozen", "/lib"]
     import machine
 
     uid = env("VBOARD_UID") or "0000000000000000"
@@ -168,7 +235,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "--tool":
 else:
     _run_main = _boot()
     # Leave main.py and the REPL a namespace as bare as a board's.
-    del _boot, _tool, _copy, _lfs, _Machine, FileBlockDevice, _BLOCK_ERASED, os, sys, vfs
+    del _boot, _tool, _copy, _lfs, _rom, _Machine, FileBlockDevice, os, sys, vfs
     import gc
 
     gc.collect()

@@ -43,4 +43,12 @@ vfs.mount(vfs.VfsLfs2(FileBlocks(img, os.stat(img)[6] // BS)), "/")
 del img
 os.chdir("/")
 sys.path[:] = ["/", "/lib"]
+rom = os.getenv("VBOARD_ROMFS_ADDR")  # the code's ROMFS image, mapped by cardshoe.hil.vboard.xip
+if rom:
+    import uctypes
+
+    vfs.mount(vfs.VfsRom(uctypes.bytearray_at(int(rom, 16), int(os.getenv("VBOARD_ROMFS_SIZE")))), "/rom")
+    sys.path[:] = ["/", "/rom", "/rom/lib", "/lib"]
+    del uctypes
+del rom
 execfile("main.py")  # as a board runs it: compiled from the file, no copy of its text kept
