@@ -47,10 +47,11 @@ def main():
         board.close()
         print("cardshoe: not provisioned (no data/ident.bin): run `cardshoe flash`")
         return
-    try:
-        shoe.run()  # until the host's MAINTENANCE: then the REPL, for mpremote
-    finally:
-        board.close()
+    shoe.run()  # until the host's MAINTENANCE: then the REPL, for mpremote
+    # Only then: an exception out of the loop leaves the board as it is, its watchdog
+    # running and unfed, so the board restarts from its saved state instead of sitting
+    # at the REPL (the unix port has no watchdog: there the process stops).
+    board.close()
 
 
 main()

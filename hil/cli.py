@@ -64,6 +64,9 @@ def _board_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workdir", type=Path, help="folder of the flash image, tty and sim socket (default: a new temp dir)")
     parser.add_argument("--heapsize", default="192k", help="MicroPython heap (default 192k, about a Pico's)")
     parser.add_argument("--flash-size", type=int, default=PICO_FLASH_SIZE, help="flash image bytes (default: a Pico's 1408 KiB)")
+    parser.add_argument("--romfs-size", type=int, default=None,
+                        help="ROM partition bytes, 0 for none as on a stock Pico build "
+                             "(default $CARDSHOE_VBOARD_ROMFS or 131072)")
     parser.add_argument(
         "--keep-serial",
         action="store_true",
@@ -89,6 +92,7 @@ def _make_board(args: argparse.Namespace) -> VirtualBoard:
         heapsize=args.heapsize,
         flash_size=args.flash_size,
         serial_follows_power=not args.keep_serial,
+        romfs_size=args.romfs_size,
     )
 
 

@@ -15,7 +15,6 @@ import importlib.util
 import os
 from pathlib import Path
 
-from cardshoe.flashing import ident_bytes
 from cardshoe.hil.vboard import VirtualBoard
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +44,7 @@ def write_key_file(keys_dir: Path, serial: int, key: bytes) -> Path:
 
 def provision_offline(board: VirtualBoard, keys_dir: Path, serial: int, build_dir: Path) -> list[str]:
     """Write the firmware and identity into the powered-off board's flash; returns the paths."""
-    from cardshoe.flashing import FlashError, build
+    from cardshoe.flashing import FlashError, build, ident_bytes
 
     if board.powered:
         board.power_off()
@@ -59,6 +58,8 @@ def provision_offline(board: VirtualBoard, keys_dir: Path, serial: int, build_di
     for d in (*_FIRMWARE_DIRS, "data"):
         if d not in existing:
             board.flash.mkdir("/" + d)
+    if board.romfs_size and board.romfs_path.exists():
+        board.romfs_path.write_bytes(b"\xff" * board.romfs_size)  # erased: no old image at /rom
     written: list[str] = []
     for rel in fw.files:
         board.flash.write("/" + rel, (fw.root / rel).read_bytes())

@@ -82,7 +82,7 @@ def _tool(name: str) -> str:
 
 def manifest(root: Path) -> list[str]:
     """The firmware's files under `root`, sorted: the rule of firmware/app/fwhash.py."""
-    files = ["main.py"] if (root / "main.py").is_file() else []
+    files = [p.name for p in root.iterdir() if p.is_file() and p.name.endswith(HASH_SUFFIXES)]
     for d in FIRMWARE_DIRS:
         base = root / d
         if base.is_dir():
@@ -146,23 +146,26 @@ def rm(p):
         pass
 for d in ('app', 'boards', 'drivers', 'lib'):
     rm(d)
-try:
-    os.remove('main.py')
-except OSError:
-    pass
+for e in os.ilistdir():  # main.py, and any module that would be imported before ours
+    if e[1] != 0x4000 and (e[0].endswith('.py') or e[0].endswith('.mpy')):
+        os.remove(e[0])
 try:
     os.mkdir('data')
 except OSError:
     pass
 """
 
-_HAS_ROMFS = """
-import vfs
+# The size of ROM partition 0, as mpremote's `romfs query` reads it (a device object with
+# ioctl, or a buffer); 0 without one (no `vfs.rom_ioctl`, or MicroPython before `vfs`).
+_ROMFS_SIZE = """
 try:
-    n = vfs.rom_ioctl(1)
+    import vfs
+    dev = vfs.rom_ioctl(2, 0) if vfs.rom_ioctl(1) > 0 else None
+    size = 0 if dev is None or isinstance(dev, int) else (
+        dev.ioctl(4, 0) * dev.ioctl(5, 0) if hasattr(dev, 'ioctl') else len(dev))
 except Exception:
-    n = 0
-print('ROMFS', 1 if isinstance(n, int) and n > 0 else 0)
+    size = 0
+print('ROMFS', size)
 """
 
 _READ_SERIAL = """
@@ -189,26 +192,31 @@ def _mpremote(port: str, *args: str, timeout: float = 120.0) -> str:
     return proc.stdout
 
 
-def read_serial_from_board(port: str) -> int:
-    """The serial already provisioned on the board, or 0."""
-    out = _mpremote(port, "exec", _READ_SERIAL)
-    for line in out.splitlines():
-        if line.startswith("SERIAL "):
+def _board_number(port: str, script: str, label: str) -> int:
+    """Run `script` on the board; the number it printed after `label`, or 0."""
+    for line in _mpremote(port, "exec", script).splitlines():
+        if line.startswith(label + " "):
             return int(line.split()[1])
     return 0
 
 
-def board_has_romfs(port: str) -> bool:
-    """True when the board's MicroPython has a ROMFS partition (`vfs.rom_ioctl`)."""
-    out = _mpremote(port, "exec", _HAS_ROMFS)
-    return any(line.strip() == "ROMFS 1" for line in out.splitlines())
+def read_serial_from_board(port: str) -> int:
+    """The serial already provisioned on the board, or 0."""
+    return _board_number(port, _READ_SERIAL, "SERIAL")
 
 
-def romfs_image(fw: Build, dest: Path) -> Path:
-    """The build's code (not main.py) as a ROMFS image, made by `mpremote romfs build`."""
+def romfs_partition_size(port: str) -> int:
+    """The size of the board's ROMFS partition (`vfs.rom_ioctl`), 0 when it has none."""
+    return _board_number(port, _ROMFS_SIZE, "ROMFS")
+
+
+def romfs_image(fw: Build | None, dest: Path) -> Path:
+    """The build's code (not main.py) as a ROMFS image, made by `mpremote romfs build`;
+    with no build, an image with no files (what `--no-romfs` deploys over an old one)."""
     stage = dest / "romfs"
+    stage.mkdir(parents=True, exist_ok=True)
     for d in FIRMWARE_DIRS:
-        if (fw.root / d).is_dir():
+        if fw is not None and (fw.root / d).is_dir():
             shutil.copytree(fw.root / d, stage / d)
     image = dest / "firmware.romfs"
     proc = subprocess.run([_tool("mpremote"), "romfs", "--no-mpy", "-o", str(image), "build", str(stage)],
@@ -218,9 +226,11 @@ def romfs_image(fw: Build, dest: Path) -> Path:
     return image
 
 
-def copy_and_provision(port: str, fw: Build, serial: int, key: bytes, romfs: Path | None = None) -> None:
-    """Clean the old firmware, put the build on the board (the code as the ROMFS image
-    `romfs`, or as files) and write ident.bin, with mpremote."""
+def copy_and_provision(port: str, fw: Build, serial: int, key: bytes, romfs: Path | None = None,
+                       files: bool = True) -> None:
+    """Clean the old firmware, put the build on the board and write ident.bin, with
+    mpremote: `romfs` (an image) deployed to the ROM partition, the code copied as files
+    if `files`."""
     with tempfile.TemporaryDirectory(prefix="cardshoe-ident-") as private:
         os.chmod(private, 0o700)
         ident = Path(private) / "ident.bin"
@@ -232,7 +242,7 @@ def copy_and_provision(port: str, fw: Build, serial: int, key: bytes, romfs: Pat
         args = ["exec", _CLEAN]
         if romfs is not None:
             args += ["+", "romfs", "deploy", str(romfs)]
-        else:
+        if files:
             for d in FIRMWARE_DIRS:
                 if (fw.root / d).is_dir():
                     args += ["+", "fs", "cp", "-r", str(fw.root / d), ":"]
@@ -290,18 +300,29 @@ def flash(
             if not serial:
                 raise FlashError("the board has no shoe serial yet: give one with --serial N")
             log(f"shoe serial {serial} (from the board)")
-        image = romfs_image(fw, Path(tmp)) if use_romfs and board_has_romfs(port) else None
-        if image is not None:
-            log(f"the board has a ROMFS partition: the code goes there as a {image.stat().st_size}-byte image")
+        partition = romfs_partition_size(port)
+        image = None
+        if partition and use_romfs:
+            image = romfs_image(fw, Path(tmp))
+            size = image.stat().st_size
+            if size > partition:  # checked before anything on the board is touched
+                raise FlashError(f"the firmware's ROMFS image is {size} bytes, the board's ROM partition "
+                                 f"{partition}: flash with --no-romfs, or give the board a larger partition")
+            log(f"the board has a ROMFS partition: the code goes there as a {size}-byte image")
+        elif partition:
+            # An image left there would still be mounted at /rom and counted in the hash.
+            image = romfs_image(None, Path(tmp) / "empty")
+            log("the board has a ROMFS partition: --no-romfs, so it gets an empty image and the code goes on the flash")
         key = keys.create(serial)
         log(f"new key for shoe {serial} stored in {keys.path(serial)}")
-        copy_and_provision(port, fw, serial, key, image)
+        copy_and_provision(port, fw, serial, key, image, files=not (partition and use_romfs))
         log(f"copied and provisioned over {port}; resetting")
         reported, boot = reset_and_read_hello(port, serial, key, timeout)
         if reported != fw.fw_hash:
             raise VerifyError(
                 f"shoe {serial} reports firmware hash {reported.hex()}, expected {fw.fw_hash.hex()}: "
-                "the copy is incomplete or other files are on the board; flash again"
+                "the copy is incomplete or other files are on the board"
+                + (" or in its ROMFS image" if partition else "") + "; flash again"
             )
         log(f"verified: shoe {serial} boot {boot} runs firmware {fw.fw_hash.hex()}")
         return fw

@@ -1,8 +1,9 @@
 """The firmware hash reported in HELLO (SPEC section 5, firmware/README.md "Manifest").
 
-The manifest of the firmware is every file named `main.py`, or under `app/`,
-`boards/`, `drivers/` or `lib/`, whose name ends in `.py` or `.mpy`, in the root of
-the flash. The hash is SHA-256 over those files sorted by path, each contributing
+The manifest of the firmware is every file whose name ends in `.py` or `.mpy` at the
+root of the flash (main.py, and anything else there: a boot.py, or a module that
+would be imported before the firmware's) or under `app/`, `boards/`, `drivers/` or
+`lib/`. The hash is SHA-256 over those files sorted by path, each contributing
 `path` (UTF-8, `/`-separated, relative to the root), a NUL byte, its size as u32
 little-endian and its bytes. `cardshoe flash` computes the same over the files it
 copies, so a file left behind or changed on the board changes the hash.
@@ -42,10 +43,13 @@ def manifest(root="", rom=ROM):
     files = []
     for base in (root, rom):
         try:
-            os.stat(base + "main.py")
-            files.append(("main.py", base))
+            entries = os.ilistdir(base or ".")
         except OSError:
-            pass
+            continue
+        for entry in entries:
+            name = entry[0]
+            if entry[1] != 0x4000 and (name.endswith(SUFFIXES[0]) or name.endswith(SUFFIXES[1])):
+                files.append((name, base))
         for d in DIRS:
             _walk(base, d, files)
     files.sort()

@@ -69,7 +69,7 @@ def boot_shoe(board, fw):
         return None
     Shoe = load_shoe()
     shoe = Shoe(board, fw, st, deck)
-    st.hold_reserve()  # last, so the room it holds is not needed to load the code
+    gc.collect()
     return shoe
 
 

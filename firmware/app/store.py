@@ -45,11 +45,7 @@ _REC_BODY = const(40)
 _REC_MAGIC = const(0xC5)
 _RAW_MAX = const(16)
 
-# Room held for a littlefs file object (304 bytes on the 64-bit unix port, the object
-# and its cache buffer in one block): a live heap can be fragmented so that no hole
-# that size is left even after a collection, and a state save that cannot open its
-# file would halt the shoe. Files are opened one at a time (the open card log aside).
-_RESERVE = const(512)
+_ENOENT = const(2)
 
 _MANIFEST_MAX = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10]
@@ -89,42 +85,37 @@ class Store:
         self.rec_mv = self.rec
         self._body = self.rec_mv[:_REC_BODY]
         self._sbuf = take(_STATE_SIZE)
-        self._log = None
-        self._reserve = None
-        self._held = False  # set by hold_reserve(): not during the boot, which needs every block
-        self.reserve_used = 0  # times a file could be opened only in the reserved room
+        self._log = None  # the current session's log, open for reads and appends
+        self._at_end = True  # the log's position is its end (a read moves it)
+        self.lent = 0  # files opened in the card log's place (see _open)
 
     # -- memory for files ---------------------------------------------------
-    def hold_reserve(self):
-        """Take the room for file objects if it is not held; True when held.
-
-        Called once the streaming code is loaded (app/run.py), and after every write
-        that had to use it, when the file objects it held are garbage again."""
-        self._held = True
-        if self._reserve is None:
-            gc.collect()
-            try:
-                self._reserve = bytearray(_RESERVE)
-            except MemoryError:
-                return False
-        return True
-
     def _open(self, path, mode):
-        """`open()`, falling back to the reserved room when the heap has no hole for it.
+        """`open()`, or, when the heap has no hole for a littlefs file, open it in the
+        card log's place.
 
-        Dropping the reserve and collecting leaves a hole the size of the reserve, which
-        the allocator (first fit) gives to the file object. A MemoryError even then is
-        not a storage fault and is not reported as one: it ends the main loop, and the
+        Every open littlefs file is one block of the heap, the object and its cache
+        (about 1.1 KB with a Pico's mount, 4 x progsize 256). A live heap can be so
+        fragmented that no hole that size is left even after a collection, and a state
+        save that cannot open its file would halt the shoe. The log's own file object is
+        such a block: closed and collected, it leaves a hole that fits (first fit); the
+        caller opens the log again after (`_relog`). A MemoryError even then is not a
+        storage fault and is not reported as one: it ends the main loop, and the
         watchdog restarts the board from its saved state."""
         try:
             return open(path, mode)
         except MemoryError:
-            if self._reserve is None:
+            if self._log is None:
                 raise
-        self._reserve = None
-        self.reserve_used += 1
+        self.close_log()
+        self.lent += 1
         gc.collect()
         return open(path, mode)
+
+    def _relog(self, had_log):
+        """Open the log again if it lent its place to a file that is closed now."""
+        if had_log and self._log is None:
+            self._open_append()
 
     # -- paths ------------------------------------------------------------
     def _path(self, name):
@@ -141,6 +132,11 @@ class Store:
 
     def _replace(self, name, data):
         """Write `data` to `name` by write-temp-then-rename."""
+        had_log = self._log is not None
+        self._write(name, data)
+        self._relog(had_log)  # here, not in _write: its file object is garbage only now
+
+    def _write(self, name, data):
         tmp = self._path(name + ".tmp")
         try:
             with self._open(tmp, "wb") as f:
@@ -148,8 +144,6 @@ class Store:
             os.rename(tmp, self._path(name))
         except OSError as e:
             raise StorageError(name) from e
-        if self._held and self._reserve is None:
-            self.hold_reserve()
 
     # -- the state records (read at boot by app/boot.py) ---------------------------
     def save(self):
@@ -250,7 +244,7 @@ class Store:
         return mv
 
     def unpack(self):
-        """The fields of `self.rec`: kind, index, shoe, card_deck, code, method, retries, flags, t_ms, raw_len."""
+        """The fields of `self.rec`: kind, magic, index, shoe, card_deck, code, method, retries, flags, t_ms, raw_len."""
         return struct.unpack_from("<BBHIIBBBBIB", self.rec, 0)
 
     def _valid(self, expect_index):
@@ -261,14 +255,23 @@ class Store:
         return index == expect_index and shoe == self.shoe_no and r[0] in (2, 3) and r[20] <= _RAW_MAX
 
     def _open_append(self):
+        """Open the session's log for appends and reads ("r+b": one file object serves
+        both, so a resend from the log opens nothing). A MemoryError here is a storage
+        fault: the card being dealt is framed from RAM and counted lost to the log."""
         self._ensure_dir()
+        name = self._log_name(self.shoe_no)
         try:
-            self._log = self._open(self._log_name(self.shoe_no), "ab")
-        except OSError as e:
+            try:
+                self._log = open(name, "r+b")
+            except OSError as missing:
+                if missing.errno != _ENOENT:
+                    raise  # never "w+b" over a log that is there: it would empty it
+                self._log = open(name, "w+b")  # no log yet: an empty one
+            self._log.seek(0, 2)
+            self._at_end = True
+        except (OSError, MemoryError) as e:
             self._log = None
             raise StorageError("log") from e
-        if self._held and self._reserve is None:
-            self.hold_reserve()
 
     def close_log(self):
         if self._log is not None:
@@ -280,6 +283,9 @@ class Store:
         if self._log is None:
             self._open_append()
         try:
+            if not self._at_end:
+                self._log.seek(0, 2)
+                self._at_end = True
             self._log.write(self.rec)
             self._log.flush()
         except OSError as e:
@@ -290,12 +296,15 @@ class Store:
         """Load record `index` (1-based) of the current log into `self.rec`; False if absent."""
         if index < 1 or index > self.logged:
             return False
+        f = self._log
         try:
-            with self._open(self._log_name(self.shoe_no), "rb") as f:
-                f.seek((index - 1) * _REC_SIZE)
-                ok = f.readinto(self.rec) == _REC_SIZE and self._valid(index)
+            if f is None:
+                f = open(self._log_name(self.shoe_no), "rb")  # only when the log failed to open
+            self._at_end = False
+            f.seek((index - 1) * _REC_SIZE)
+            return f.readinto(self.rec) == _REC_SIZE and self._valid(index)
         except OSError:
             return False
-        if self._held and self._reserve is None:
-            self.hold_reserve()
-        return ok
+        finally:
+            if f is not None and f is not self._log:
+                f.close()

@@ -110,8 +110,10 @@ class VirtualBoard:
         serial_follows_power: bool = True,
         micropython: str | None = None,
         uid: bytes | None = None,
-        romfs_size: int = PICO_ROMFS_SIZE,
+        romfs_size: int | None = None,
     ) -> None:
+        if romfs_size is None:  # a stock Pico build has none: CARDSHOE_VBOARD_ROMFS=0 makes one
+            romfs_size = int(os.environ.get("CARDSHOE_VBOARD_ROMFS", str(PICO_ROMFS_SIZE)))
         if romfs_size < 0 or romfs_size % PICO_BLOCK_SIZE:
             raise ValueError(f"romfs_size {romfs_size} must be 0 or a multiple of {PICO_BLOCK_SIZE}")
         self.workdir = Path(workdir).resolve()

@@ -71,8 +71,8 @@ class FileBlocks:
         return 0
 
 bd = FileBlocks(IMG, 64)
-vfs.VfsLfs2.mkfs(bd)
-vfs.mount(vfs.VfsLfs2(bd), '/flash')
+vfs.VfsLfs2.mkfs(bd, progsize=256)
+vfs.mount(vfs.VfsLfs2(bd, progsize=256), '/flash')   # 4 KiB blocks, progsize 256: as the Pico's _boot.py
 os.mkdir('/flash/data')
 body = struct.pack('<4sI32s', b'CSI1', 1001, b'K' * 32)   # data/ident.bin as `cardshoe flash` writes it
 with open('/flash/data/ident.bin', 'wb') as f:

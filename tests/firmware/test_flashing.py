@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -14,7 +15,7 @@ from micropython_runner import run_micropython
 
 def test_host_hash_equals_the_firmware_hash_of_the_same_tree(tmp_path: Path) -> None:
     fw = flashing.build(tmp_path / "build")
-    code = "from app.fwhash import firmware_hash\nprint(firmware_hash('').hex())\n"
+    code = "from app.fwhash import firmware_hash\nprint(firmware_hash('', '/no-rom-here/').hex())\n"
     result = run_micropython(code, path=[str(tmp_path / "build"), str(tmp_path / "build" / "lib")], cwd=tmp_path / "build")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == fw.fw_hash.hex()
@@ -29,7 +30,7 @@ def test_the_build_and_its_hash_do_not_depend_on_where_the_checkout_is(tmp_path:
     import shutil
 
     here = flashing.build(tmp_path / "a")
-    elsewhere = tmp_path / "a" / "much" / "deeper" / "checkout" / "of" / "the" / "firmware"
+    elsewhere = tmp_path / "much" / "deeper" / "checkout" / "of" / "the" / "firmware"
     shutil.copytree(flashing.repo_firmware(), elsewhere)
     there = flashing.build(tmp_path / "b", elsewhere)
     assert there.fw_hash == here.fw_hash
@@ -69,55 +70,79 @@ def test_flash_the_virtual_board_and_verify(tmp_path: Path, capsys: pytest.Captu
             assert "shoe.mpy" in names and "shoe.py" not in names
 
 
-def test_flashing_files_onto_a_romfs_board_when_asked_and_back(tmp_path: Path) -> None:
-    """--no-romfs copies .mpy files even where a ROM partition exists; flashing again with
-    ROMFS removes them from the flash, or they would shadow the image (sys.path order)."""
+def test_flashing_a_romfs_board_with_files_and_back_verifies_each_time(tmp_path: Path) -> None:
+    """ROMFS, then --no-romfs (the old image is replaced by an empty one, or it would still
+    be mounted and counted), then ROMFS again (the files are removed from the flash, or
+    they would shadow the image: sys.path has the flash first)."""
     vboard = pytest.importorskip("cardshoe.hil.vboard")
     keys = KeyStore(tmp_path / "keys")
     with vboard.VirtualBoard(tmp_path / "vb") as vb:
         vb.power_on()
-        assert flashing.main(["--port", str(vb.tty_path), "--serial", "9", "--keys", str(tmp_path / "keys"),
-                              "--no-romfs"]) == 0
+        flashing.flash(str(vb.tty_path), 9, keys, log=lambda _: None)
+        assert b"shoe.mpy" in vb.romfs_path.read_bytes()
+        vb.power_off()
+        vb.power_on(key_held=True)
+        said: list[str] = []
+        flashing.flash(str(vb.tty_path), 9, keys, log=said.append, use_romfs=False)
+        assert any("empty image" in line for line in said), said
+        assert vb.romfs_path.read_bytes()[:4] == b"\xd2\xcd\x31\x00"  # a ROMFS image of no bytes
         vb.power_off()
         assert "shoe.mpy" in {e.name for e in vb.flash.listdir("/app")}
         vb.power_on(key_held=True)
         flashing.flash(str(vb.tty_path), 9, keys, log=lambda _: None)
         vb.power_off()
         assert "app" not in {e.name for e in vb.flash.listdir("/")}
+        assert b"shoe.mpy" in vb.romfs_path.read_bytes()
 
 
-def test_a_board_with_another_firmware_fails_verification(tmp_path: Path) -> None:
+def test_an_image_too_big_for_the_partition_is_refused_before_the_board_is_touched(tmp_path: Path) -> None:
     vboard = pytest.importorskip("cardshoe.hil.vboard")
     keys = KeyStore(tmp_path / "keys")
-    with vboard.VirtualBoard(tmp_path / "vb") as vb:
+    with vboard.VirtualBoard(tmp_path / "vb", romfs_size=8 * 4096) as vb:
+        vb.power_on()
+        with pytest.raises(flashing.FlashError, match="ROMFS image is .* bytes, the board's ROM partition 32768"):
+            flashing.flash(str(vb.tty_path), 9, keys, log=lambda _: None)
+        vb.power_off()
+        assert "main.py" not in {e.name for e in vb.flash.listdir("/")}  # nothing was there, nothing written
+        assert keys.load(9) is None  # no key made either
+
+
+def _stray_file(vb: Any, build_dir: Path) -> None:
+    if "lib" not in {e.name for e in vb.flash.listdir("/")}:
+        vb.flash.mkdir("/lib")  # the code is in the ROMFS image: no /lib on the flash
+    vb.flash.write("/lib/stray.py", b"x = 1\n")  # a file the flash did not put there
+
+
+def _old_copy_shadowing_the_image(vb: Any, build_dir: Path) -> None:
+    # Code left on the flash is imported before the image's (sys.path order); the hash
+    # lists it twice, so it cannot match (firmware/app/fwhash.py), even with the same bytes.
+    same = flashing.build(build_dir)
+    vb.flash.mkdir("/app")
+    for mod in sorted((same.root / "app").iterdir()):
+        vb.flash.write(f"/app/{mod.name}", mod.read_bytes())
+
+
+def _stray_module_at_the_root(vb: Any, build_dir: Path) -> None:
+    # Any module at the root counts (one named like a firmware module would be imported
+    # before it: "" is first on sys.path).
+    vb.flash.write("/helper.py", b"x = 1\n")
+
+
+@pytest.mark.parametrize(("tamper", "romfs_size"), [
+    (_stray_file, 128 * 1024), (_stray_file, 0), (_old_copy_shadowing_the_image, 128 * 1024),
+    (_stray_module_at_the_root, 128 * 1024), (_stray_module_at_the_root, 0),
+], ids=["stray-file", "stray-file-no-romfs", "shadowing-copy", "root-module", "root-module-no-romfs"])
+def test_a_board_with_other_firmware_files_fails_verification(tmp_path: Path, tamper: Callable[[Any, Path], None],
+                                                              romfs_size: int) -> None:
+    vboard = pytest.importorskip("cardshoe.hil.vboard")
+    keys = KeyStore(tmp_path / "keys")
+    with vboard.VirtualBoard(tmp_path / "vb", romfs_size=romfs_size) as vb:
         vb.power_on()
         fw = flashing.flash(str(vb.tty_path), 77, keys, log=lambda _: None)
         vb.power_off()
-        vb.flash.mkdir("/lib")  # the code is in the ROMFS image: no /lib on the flash
-        vb.flash.write("/lib/stray.py", b"x = 1\n")  # a file the flash did not put there
+        tamper(vb, tmp_path / "same")
         vb.power_on(key_held=True)  # a dealer key held: stays at the REPL
         key = keys.load(77)
         assert key is not None
         reported, _boot = flashing.reset_and_read_hello(str(vb.tty_path), 77, key, 20)
-        assert reported != fw.fw_hash
-
-
-def test_a_copy_on_the_flash_shadowing_the_romfs_image_fails_verification(tmp_path: Path) -> None:
-    """Code left on the flash is imported before the image's (sys.path order), so the
-    hash lists it twice and cannot match (firmware/app/fwhash.py)."""
-    vboard = pytest.importorskip("cardshoe.hil.vboard")
-    keys = KeyStore(tmp_path / "keys")
-    with vboard.VirtualBoard(tmp_path / "vb") as vb:
-        vb.power_on()
-        fw = flashing.flash(str(vb.tty_path), 78, keys, log=lambda _: None)
-        vb.power_off()
-        vb.flash.mkdir("/app")
-        same = flashing.build(tmp_path / "same")
-        assert same.fw_hash == fw.fw_hash
-        for mod in sorted((same.root / "app").iterdir()):  # an old copy of the package, the same bytes
-            vb.flash.write(f"/app/{mod.name}", mod.read_bytes())
-        vb.power_on(key_held=True)
-        key = keys.load(78)
-        assert key is not None
-        reported, _boot = flashing.reset_and_read_hello(str(vb.tty_path), 78, key, 20)
         assert reported != fw.fw_hash

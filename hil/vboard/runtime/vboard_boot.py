@@ -2,6 +2,7 @@
 # This file runs under the MicroPython unix port, not CPython: it is the virtual board's
 # boot ROM. The host side (cardshoe.hil.vboard) starts it as
 #   micropython -X heapsize=N -i vboard_boot.py
+# (through xip.py, which maps the ROM partition, when the board has one)
 # with VBOARD_* variables in the environment, or as an offline flash tool:
 #   micropython vboard_boot.py --tool (format|check|ls|get|put) ...
 #
@@ -58,53 +59,54 @@ class FileBlockDevice:
 
 
 _ROMFS_MAGIC = b"\xd2\xcd\x31"  # a ROMFS image starts so (mpremote's VfsRomWriter)
-
-
-class _RomPartition:
-    """The ROM partition as `vfs.rom_ioctl(2, 0)` gives it on a board: a block device
-    that `mpremote romfs deploy` erases and writes. The memory is the partition file
-    mapped by the launcher (cardshoe.hil.vboard.xip), outside the heap; writing it
-    writes the file."""
-
-    def __init__(self, mem, block_size):
-        self._mem = mem
-        self._bs = block_size
-
-    def ioctl(self, op, arg):
-        if op == 4:  # block count
-            return len(self._mem) // self._bs
-        if op == 5:  # block size
-            return self._bs
-        if op == 6:  # erase
-            start = arg * self._bs
-            for i in range(start, start + self._bs):
-                self._mem[i] = _BLOCK_ERASED
-            return 0
-        if op in (1, 2, 3):
-            return 0
-        return None
-
-    def writeblocks(self, block, buf, offset=0):
-        start = block * self._bs + (offset or 0)
-        self._mem[start : start + len(buf)] = buf
+_ROM_BLOCK = 4096
 
 
 class _Vfs:
-    """`vfs` with the `rom_ioctl` a ROMFS board has (the unix port has none)."""
+    """`vfs` with the `rom_ioctl` of a board with a ROMFS partition (the unix port has
+    none), in the style of the ports whose partition is a buffer: op 1 the number of
+    partitions, 2 the partition (the mapped memory, so `mpremote romfs query` and
+    `vfs.VfsRom(vfs.rom_ioctl(2, 0))` work as on a board), 3 erase a range for writing,
+    4 write, 5 writing done, 6 the erase block size. The memory is the partition file
+    mapped by the launcher (cardshoe.hil.vboard.xip), outside the heap: writing it writes
+    the file, as `mpremote romfs deploy` writes flash."""
 
-    def __init__(self, real, partition):
+    def __init__(self, real, mem):
         self._real = real
-        self._partition = partition
+        self._mem = mem
+        self._erased = b"\xff" * 256
+        self._block = _ROM_BLOCK  # the module's globals are deleted after boot
 
     def __getattr__(self, name):
         return getattr(self._real, name)
 
     def rom_ioctl(self, op, *args):
-        if op == 1:  # number of partitions
+        if op == 1:
             return 1
-        if op == 2:  # the partition's device
-            return self._partition if args[0] == 0 else -19  # ENODEV
-        return -22  # EINVAL: the device object does the erase and writes
+        if op != 6 and (not args or args[0] != 0):
+            return -19  # ENODEV: there is one partition, 0
+        mem = self._mem
+        if op == 2:
+            return mem
+        if op == 3:  # (id, length) or (id, offset, length): erase, returns the write granularity
+            offset, length = (0, args[1]) if len(args) == 2 else (args[1], args[2])
+            if offset < 0 or offset + length > len(mem):
+                return -22  # EINVAL
+            for at in range(offset, offset + length, 256):
+                n = min(256, offset + length - at)
+                mem[at : at + n] = self._erased[:n]
+            return 4
+        if op == 4:  # (id, offset, buf)
+            offset, buf = args[1], args[2]
+            if offset < 0 or offset + len(buf) > len(mem):
+                return -22
+            mem[offset : offset + len(buf)] = buf
+            return 0
+        if op == 5:
+            return 0
+        if op == 6:
+            return self._block
+        return -22
 
 
 def _rom(env):
@@ -115,10 +117,14 @@ def _rom(env):
     import uctypes
 
     mem = uctypes.bytearray_at(int(address, 16), int(env("VBOARD_ROMFS_SIZE")))
-    sys.modules["vfs"] = _Vfs(vfs, _RomPartition(mem, 4096))
+    sys.modules["vfs"] = _Vfs(vfs, mem)
     if bytes(mem[:3]) != _ROMFS_MAGIC:
         return False  # erased, or never deployed
-    vfs.mount(vfs.VfsRom(mem), "/rom")
+    try:
+        vfs.mount(vfs.VfsRom(mem), "/rom")
+    except OSError as exc:  # a torn image: the port boots without /rom, as a board does
+        print("vboard: ROMFS mount failed: OSError %s" % exc)
+        return False
     return True
 
 
@@ -235,7 +241,8 @@ if len(sys.argv) > 1 and sys.argv[1] == "--tool":
 else:
     _run_main = _boot()
     # Leave main.py and the REPL a namespace as bare as a board's.
-    del _boot, _tool, _copy, _lfs, _rom, _Machine, FileBlockDevice, os, sys, vfs
+    del _boot, _tool, _copy, _lfs, _rom, _Machine, _Vfs, FileBlockDevice, _BLOCK_ERASED, _ROMFS_MAGIC, _ROM_BLOCK
+    del os, sys, vfs
     import gc
 
     gc.collect()

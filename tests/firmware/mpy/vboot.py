@@ -39,7 +39,7 @@ class FileBlocks:
 
 
 img = os.getenv("VS_IMG")
-vfs.mount(vfs.VfsLfs2(FileBlocks(img, os.stat(img)[6] // BS)), "/")
+vfs.mount(vfs.VfsLfs2(FileBlocks(img, os.stat(img)[6] // BS), progsize=256), "/")  # as the Pico mounts it
 del img
 os.chdir("/")
 sys.path[:] = ["/", "/lib"]

@@ -39,10 +39,10 @@ class FileBlocks:
 img = os.getenv("VS_IMG")
 bd = FileBlocks(img, os.stat(img)[6] // BS)
 try:
-    vfs.mount(vfs.VfsLfs2(bd), "/flash")
+    vfs.mount(vfs.VfsLfs2(bd, progsize=256), "/flash")
 except OSError:
-    vfs.VfsLfs2.mkfs(bd)
-    vfs.mount(vfs.VfsLfs2(bd), "/flash")
+    vfs.VfsLfs2.mkfs(bd, progsize=256)
+    vfs.mount(vfs.VfsLfs2(bd, progsize=256), "/flash")
 src = os.getenv("VS_SRC")
 
 def copy(rel):
