@@ -164,12 +164,15 @@ def open_log(st, visit=None):
     if size != good * _REC_SIZE:
         st.dropped = (size - good * _REC_SIZE + _REC_SIZE - 1) // _REC_SIZE
         _truncate(st, name, good)
-    st.logged = good
+    st.logged = st.in_file = good
     st._open_append()
     return good
 
 
 def _truncate(st, name, good):
+    """Rewrite the log with its `good` records only. If that fails, the log is left as it
+    is and the boot stops (StorageError): emptying it would lose the good records, and
+    appending after a torn one would make the next boot drop everything after it."""
     tmp = st.dir + "log.tmp"
     try:
         with open(name, "rb") as src, open(tmp, "wb") as dst:
@@ -177,10 +180,9 @@ def _truncate(st, name, good):
                 src.readinto(st.rec)
                 dst.write(st.rec)
         os.rename(tmp, name)
-    except OSError:
-        st._ensure_dir()
-        with open(name, "wb"):
-            pass
+    except (OSError, MemoryError) as e:
+        st._remove(tmp)
+        raise StorageError("log") from e
 
 
 def cleanup(st):

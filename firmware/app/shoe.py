@@ -125,7 +125,7 @@ class Shoe:
         self.time_offset = 0
         self._led = -1
         self._mem_at = 0
-        self.cards_lost = 0  # storage failures: cards framed but not logged
+        self.cards_lost = 0  # records given up by the log this session (store.unlogged)
         # Continue from what the boot read from flash.
         st = store
         self.next_frame = st.logged + 1
@@ -234,9 +234,9 @@ class Shoe:
         try:
             st.append()
         except StorageError:
-            # The card is still framed from RAM below; the host sees the STORAGE fault.
-            st.logged = index
-            self.cards_lost += 1
+            # The card is framed from RAM below and its record kept for the next append
+            # (store.append); the host sees the STORAGE fault.
+            self.cards_lost = st.unlogged
             self.raise_fault(_F_STORAGE)
         d.clear_read()
         if d.count(kind, d.code, d.flags, index):

@@ -46,6 +46,10 @@ _REC_MAGIC = const(0xC5)
 _RAW_MAX = const(16)
 
 _ENOENT = const(2)
+# Records the flash refused, kept in RAM and written before the next one, so that the log
+# never has a gap or a record out of place; more failures in a row than this and the log
+# stops taking records until the next session or boot (the cards still go out from RAM).
+_PEND_MAX = const(4)
 
 _MANIFEST_MAX = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10]
@@ -86,7 +90,10 @@ class Store:
         self._body = self.rec_mv[:_REC_BODY]
         self._sbuf = take(_STATE_SIZE)
         self._log = None  # the current session's log, open for reads and appends
-        self._at_end = True  # the log's position is its end (a read moves it)
+        self.in_file = 0  # records in the log file (logged = in_file + pending, until one is given up)
+        self._pend = take(_REC_SIZE * _PEND_MAX)
+        self._pend_n = 0
+        self.unlogged = 0  # records given up this session: the log takes no more
         self.lent = 0  # files opened in the card log's place (see _open)
 
     # -- memory for files ---------------------------------------------------
@@ -134,7 +141,10 @@ class Store:
         """Write `data` to `name` by write-temp-then-rename."""
         had_log = self._log is not None
         self._write(name, data)
-        self._relog(had_log)  # here, not in _write: its file object is garbage only now
+        try:
+            self._relog(had_log)  # here, not in _write: its file object is garbage only now
+        except StorageError:
+            pass  # `name` is written; the next append opens the log again, or reports it
 
     def _write(self, name, data):
         tmp = self._path(name + ".tmp")
@@ -191,6 +201,7 @@ class Store:
         one (with the manifest of the new one, which the old one no longer needs).
         """
         old = self.shoe_no
+        kept = (self.shoe_no, self.deck_id, self.scheme, self.ended, self.integ, self.integ_from)
         self.close_log()
         if scheme == 1:
             self.save_manifest(table, count)
@@ -200,7 +211,17 @@ class Store:
         self.ended = 0
         self.integ = 0
         self.integ_from = 0
-        self.save()
+        try:
+            self.save()
+        except StorageError:
+            # The old session is still the one on the flash: it stays the one in RAM,
+            # its log open again, so its next card is logged where it belongs.
+            self.shoe_no, self.deck_id, self.scheme, self.ended, self.integ, self.integ_from = kept
+            try:
+                self._open_append()
+            except StorageError:
+                pass
+            raise
         try:
             with self._open(self._log_name(shoe_no), "wb"):
                 pass
@@ -208,7 +229,7 @@ class Store:
                 self._remove(self._log_name(old))
         except OSError as e:
             raise StorageError("log") from e
-        self.logged = 0
+        self.logged = self.in_file = self._pend_n = self.unlogged = 0
         self._open_append()
 
     def _remove(self, path):
@@ -257,7 +278,7 @@ class Store:
     def _open_append(self):
         """Open the session's log for appends and reads ("r+b": one file object serves
         both, so a resend from the log opens nothing). A MemoryError here is a storage
-        fault: the card being dealt is framed from RAM and counted lost to the log."""
+        fault: the card being dealt is kept in RAM (see append)."""
         self._ensure_dir()
         name = self._log_name(self.shoe_no)
         try:
@@ -267,40 +288,68 @@ class Store:
                 if missing.errno != _ENOENT:
                     raise  # never "w+b" over a log that is there: it would empty it
                 self._log = open(name, "w+b")  # no log yet: an empty one
-            self._log.seek(0, 2)
-            self._at_end = True
         except (OSError, MemoryError) as e:
             self._log = None
             raise StorageError("log") from e
 
     def close_log(self):
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        f = self._log
+        self._log = None
+        if f is not None:
+            f.close()
 
     def append(self):
-        """Append `self.rec` (already packed) to the log and make it durable."""
-        if self._log is None:
-            self._open_append()
-        try:
-            if not self._at_end:
-                self._log.seek(0, 2)
-                self._at_end = True
-            self._log.write(self.rec)
-            self._log.flush()
-        except OSError as e:
-            raise StorageError("log") from e
+        """Append `self.rec` (already packed) to the log and make it durable; `logged`
+        counts it whatever happens.
+
+        Each write goes where the file's good records end (`in_file`), so a write the
+        flash half took is overwritten, not appended after. When the flash refuses
+        (StorageError, for the STORAGE fault) the record is kept in RAM and written
+        before the next one, up to _PEND_MAX in a row; past that it is given up and the
+        log takes nothing more this session: a record out of place would be read back as
+        another card."""
         self.logged += 1
+        if self.unlogged:
+            self.unlogged += 1
+            raise StorageError("log")
+        try:
+            if self._log is None:
+                self._open_append()
+            f = self._log
+            f.seek(self.in_file * _REC_SIZE)
+            pend = self._pend
+            for i in range(self._pend_n):
+                f.write(pend[i * _REC_SIZE : (i + 1) * _REC_SIZE])
+            f.write(self.rec)
+            f.flush()
+        except (OSError, StorageError) as e:
+            if self._pend_n < _PEND_MAX:
+                at = self._pend_n * _REC_SIZE
+                for i in range(_REC_SIZE):
+                    self._pend[at + i] = self.rec[i]
+                self._pend_n += 1
+            else:
+                self.unlogged += 1
+            raise StorageError("log") from e
+        self.in_file += self._pend_n + 1
+        self._pend_n = 0
 
     def read(self, index):
         """Load record `index` (1-based) of the current log into `self.rec`; False if absent."""
         if index < 1 or index > self.logged:
             return False
+        if index > self.in_file:  # still in RAM, waiting for the flash
+            k = index - self.in_file - 1
+            if k >= self._pend_n:
+                return False  # given up
+            at = k * _REC_SIZE
+            for i in range(_REC_SIZE):
+                self.rec[i] = self._pend[at + i]
+            return self._valid(index)
         f = self._log
         try:
             if f is None:
                 f = open(self._log_name(self.shoe_no), "rb")  # only when the log failed to open
-            self._at_end = False
             f.seek((index - 1) * _REC_SIZE)
             return f.readinto(self.rec) == _REC_SIZE and self._valid(index)
         except OSError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 OUTBOX = """
 from app.outbox import Outbox
 sent = []
@@ -183,3 +185,83 @@ def test_a_state_save_opens_its_file_in_the_card_logs_place_when_the_heap_is_fra
     assert "READ True 5 True 6 2" in lent, lent
     bare = mpy(FRAGMENTED.format(log_open=False))
     assert "FREE True" in bare and "NO HOLE" in bare, bare
+
+
+REFUSING = STORE + """
+from app.store import StorageError
+st = Store(root)
+B.count_boot(st)
+st.new_session(11, 7, 2, bytearray(0), 0)
+raw = bytearray(16)
+def card(i):
+    st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
+    try:
+        st.append()
+        return 'ok'
+    except StorageError:
+        return 'refused'
+out = [card(1), card(2)]
+bd.refuse = True
+out += [card(i) for i in range(3, 3 + {refused})]
+bd.refuse = False
+out += [card(i) for i in range(3 + {refused}, 6 + {refused})]
+print('APPEND', out)
+print('COUNT', st.logged, st.in_file, st.unlogged)
+print('READ', [st.read(i) and st.unpack()[2] for i in range(1, st.logged + 1)])
+st.close_log()
+T.unmount()
+T.mount(bd, fresh=False)
+st2 = Store(root)
+B.load_state(st2)
+print('BOOT', B.open_log(st2), st2.dropped)
+"""
+
+
+@pytest.mark.parametrize(("refused", "appended", "count", "read", "boot"), [
+    # Three cards refused (flash EIO), then the flash works again: the next append writes
+    # them first, so the log has every card in order and the next boot keeps them all.
+    (3, ["ok", "ok"] + ["refused"] * 3 + ["ok"] * 3, "8 8 0", [1, 2, 3, 4, 5, 6, 7, 8], "8 0"),
+    # Four kept in RAM, the fifth given up: from then on the log takes nothing this
+    # session (a record written after the gap would be read back as another card); the
+    # cards still go out from RAM, and the boot keeps the two cards the log has.
+    (5, ["ok", "ok"] + ["refused"] * 8, "10 2 4", [1, 2, 3, 4, 5, 6] + [False] * 4, "2 0"),
+], ids=["kept-and-written", "past-four-the-log-stops"])
+def test_records_the_flash_refused_are_kept_and_never_misplaced(mpy, refused: int, appended: list[str],  # type: ignore[no-untyped-def]
+                                                                 count: str, read: list[object], boot: str) -> None:
+    out = mpy(REFUSING.format(refused=refused))
+    assert f"APPEND {appended!r}" in out, out
+    assert f"COUNT {count}" in out, out
+    assert f"READ {read!r}" in out, out
+    assert f"BOOT {boot}" in out, out
+
+
+def test_a_new_shoe_the_flash_refuses_leaves_the_old_session_logging_in_place(mpy) -> None:  # type: ignore[no-untyped-def]
+    out = mpy(STORE + """
+from app.store import StorageError
+st = Store(root)
+B.count_boot(st)
+st.new_session(42, 7, 2, bytearray(0), 0)
+raw = bytearray(16)
+for i in (1, 2):
+    st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
+    st.append()
+bd.refuse = True
+try:
+    st.new_session(43, 8, 2, bytearray(0), 0)
+    print('SWITCHED')
+except StorageError:
+    print('REFUSED', st.shoe_no, st.deck_id, st.logged)
+bd.refuse = False
+st.pack(2, 3, 7, 3, 2, 0, 0, 1003, raw, 13)
+st.append()
+print('READ', [st.read(i) and st.unpack()[3] for i in (1, 2, 3)])
+st.close_log()
+T.unmount()
+T.mount(bd, fresh=False)
+st2 = Store(root)
+B.load_state(st2)
+print('BOOT', st2.shoe_no, B.open_log(st2))
+""")
+    assert "REFUSED 42 7 2" in out, out
+    assert "READ [42, 42, 42]" in out, out
+    assert "BOOT 42 3" in out, out

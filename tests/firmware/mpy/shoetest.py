@@ -23,6 +23,7 @@ class BlockDev:
     def __init__(self, blocks=96, bs=512, path=None):
         self.bs = bs
         self.n = blocks
+        self.refuse = False  # a flash that refuses every program and erase (EIO)
         self.f = None
         self.blank = None
         if path is None:
@@ -47,6 +48,8 @@ class BlockDev:
             self.f.readinto(buf)
 
     def writeblocks(self, block, buf, off=None):
+        if self.refuse:
+            raise OSError(5)
         a = block * self.bs + (off or 0)
         if off is None:  # erase implied
             pass
@@ -62,6 +65,8 @@ class BlockDev:
         if op == 5:
             return self.bs
         if op == 6:
+            if self.refuse:
+                return -5
             a = arg * self.bs
             if self.f is None:
                 for i in range(a, a + self.bs):
