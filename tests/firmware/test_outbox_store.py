@@ -265,3 +265,32 @@ print('BOOT', st2.shoe_no, B.open_log(st2))
     assert "REFUSED 42 7 2" in out, out
     assert "READ [42, 42, 42]" in out, out
     assert "BOOT 42 3" in out, out
+
+
+def test_a_torn_log_the_boot_cannot_rewrite_is_kept_and_the_boot_stops(mpy) -> None:  # type: ignore[no-untyped-def]
+    out = mpy(STORE + """
+import os
+from app.store import StorageError
+st = Store(root)
+B.count_boot(st)
+st.new_session(42, 7, 2, bytearray(0), 0)
+raw = bytearray(16)
+for i in (1, 2, 3):
+    st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
+    st.append()
+st.close_log()
+with open(root + 'data/c0000002a.log', 'ab') as f:
+    f.write(b'\\x02\\xc5\\x04\\x00' + b'\\x00' * 10)  # a cut in the middle of the fourth
+bd.refuse = True  # and the flash takes no more writes
+st2 = Store(root)
+B.load_state(st2)
+try:
+    B.open_log(st2)
+    print('OPENED')
+except StorageError:
+    print('STOPPED')
+bd.refuse = False
+print('SIZE', os.stat(root + 'data/c0000002a.log')[6])
+""")
+    assert "STOPPED" in out, out
+    assert "SIZE 146" in out, out  # the three good records and the torn one, as they were
