@@ -20,8 +20,10 @@ for _p in (ROOT / "firmware" / "lib", ROOT / "tests" / "link", ROOT / "tests" / 
 from fastapi.testclient import TestClient  # noqa: E402
 
 from cardshoe.api import create_app  # noqa: E402
+from cardshoe.cards import parse_card  # noqa: E402
 from cardshoe.daemon.config import LinkTiming, TableConfig  # noqa: E402
 from cardshoe.daemon.daemon import Daemon  # noqa: E402
+from cardshoe.journal import JournalReader  # noqa: E402
 
 from link_ptys import PluggablePty  # noqa: E402
 from daemon_wireshoe import ShoeState, WireShoe  # noqa: E402
@@ -123,3 +125,31 @@ class Table:
 
 
 __all__ = ["DECK_ID", "KEY", "SERIAL", "TOKEN", "ShoeState", "Table", "WireShoe", "wait_for"]
+
+
+# A two-seat Three Card Poker round, shared by the link-fault and freshness tests: seat 2
+# ante, seat 5 pair plus, dealt HANDS in order (TCP 3.7: three to each seat, then the dealer).
+HANDS = ["Ah", "Kh", "Qh", "2c", "2d", "9s", "Jc", "8d", "4s"]
+
+
+def open_two_seat_round(table: Table) -> str:
+    """Open a round with seat 2 (ante 1000) and seat 5 (pair plus 500); returns its id."""
+    rid = str(table.ok("POST", "/rounds")["round_id"])
+    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "ante", "amount": 1000})
+    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 5, "wager": "pair_plus", "amount": 500})
+    table.ok("POST", f"/rounds/{rid}/no-more-bets")
+    return rid
+
+
+def check_hands(table: Table, rid: str) -> None:
+    """Assert the round holds HANDS by seat and every card was placed once."""
+    snap = table.round(rid)
+    assert snap["hands"]["seat 2"] == [parse_card(x) for x in HANDS[0:3]]
+    assert snap["hands"]["seat 5"] == [parse_card(x) for x in HANDS[3:6]]
+    assert snap["hands"]["dealer"] == [parse_card(x) for x in HANDS[6:9]]
+    assert sorted(int(k) for k in snap["placements"]) == list(range(1, 10))
+
+
+def journal(table: Table) -> JournalReader:
+    """A reader of the table's journal."""
+    return JournalReader(table.config.journal)

@@ -22,38 +22,17 @@ import pytest
 import payloads
 import wire
 from cobs import cobs
-from daemon_harness import DECK_ID, KEY, SERIAL, Table, WireShoe, wait_for
+from daemon_harness import DECK_ID, HANDS, KEY, SERIAL, Table, WireShoe, check_hands, journal, open_two_seat_round, wait_for
 
 from cardshoe.cards import parse_card
 from cardshoe.journal import JournalReader
 
 TCP = "three-card-poker"
-HANDS = ["Ah", "Kh", "Qh", "2c", "2d", "9s", "Jc", "8d", "4s"]
 ROYAL = ["As", "Ks", "Qs"]
 
 
 def c(text: str) -> int:
     return parse_card(text)
-
-
-def _journal(table: Table) -> JournalReader:
-    return JournalReader(table.config.journal)
-
-
-def _open_two_seat_round(table: Table) -> str:
-    rid = str(table.ok("POST", "/rounds")["round_id"])
-    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "ante", "amount": 1000})
-    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 5, "wager": "pair_plus", "amount": 500})
-    table.ok("POST", f"/rounds/{rid}/no-more-bets")
-    return rid
-
-
-def _check_hands(table: Table, rid: str) -> None:
-    snap = table.round(rid)
-    assert snap["hands"]["seat 2"] == [c(x) for x in HANDS[0:3]]
-    assert snap["hands"]["seat 5"] == [c(x) for x in HANDS[3:6]]
-    assert snap["hands"]["dealer"] == [c(x) for x in HANDS[6:9]]
-    assert sorted(int(k) for k in snap["placements"]) == list(range(1, 10))
 
 
 def _recording(shoe: WireShoe, boot: int, shoe_no: int, cards: list[str]) -> bytes:
@@ -68,20 +47,20 @@ def _recording(shoe: WireShoe, boot: int, shoe_no: int, cards: list[str]) -> byt
 
 
 def _types(table: Table, kind: str) -> list[str]:
-    with _journal(table) as j:
+    with journal(table) as j:
         return [str(e.data()["type"]) for e in j.entries((kind,))]
 
 
 def _boot_entries(table: Table, boot: int) -> int:
     """Journal entries about frames of `boot`: accepted (`frame`) or not (`reject`)."""
-    with _journal(table) as j:
+    with journal(table) as j:
         return sum(1 for e in j.entries(("frame", "reject"))
                    if e.boot == boot or (e.kind == "reject" and e.data().get("boot") == boot))
 
 
 def test_a_recorded_earlier_boot_fed_to_a_new_journal_is_held_and_only_the_live_shoe_is_taken_up(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     # Last week's capture: boot 3, a HELLO of session 41 and a royal flush, genuinely tagged.
     table.shoe.send_raw(_recording(table.shoe, 3, 41, ROYAL))
     wait_for(lambda: _boot_entries(table, 3) >= 4, what="the recording journaled")
@@ -91,7 +70,7 @@ def test_a_recorded_earlier_boot_fed_to_a_new_journal_is_held_and_only_the_live_
     status = table.daemon.status()
     assert status["link"]["trusted"] == [] and status["link"]["frames_accepted"] == 0
     assert str(SERIAL) not in status["shoes"]
-    with _journal(table) as j:
+    with journal(table) as j:
         assert j.count("frame") == 0
         held = [e for e in j.entries(("reject",)) if e.data()["type"] == "frame_held"]
         assert sorted((e.data()["boot"], e.data()["seq"]) for e in held) == [(3, 1), (3, 2), (3, 3), (3, 4)]
@@ -102,8 +81,8 @@ def test_a_recorded_earlier_boot_fed_to_a_new_journal_is_held_and_only_the_live_
     shoe_no = table.power_on_and_load()
     assert shoe_no != 41
     table.deal([c(x) for x in HANDS])
-    _check_hands(table, rid)
-    with _journal(table) as j:
+    check_hands(table, rid)
+    with journal(table) as j:
         assert {e.boot for e in j.entries(("frame",))} == {7}
         old = [(e.data()["seq"], e.data()["note"]) for e in j.entries(("reject",)) if e.data().get("boot") == 3
                and e.data()["reason"] == "replay"]
@@ -120,7 +99,7 @@ def test_a_recorded_earlier_boot_fed_to_a_new_journal_is_held_and_only_the_live_
 def test_a_restarted_daemon_holds_the_shoe_until_it_answers_and_loses_no_card(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS[:4]])
     table.kill_daemon()
     for x in HANDS[4:7]:  # dealt while the daemon is down: they wait in the shoe's outbox
@@ -128,7 +107,7 @@ def test_a_restarted_daemon_holds_the_shoe_until_it_answers_and_loses_no_card(ma
     table.start_daemon()
     table.shoe.wait_acked(10)
     table.deal([c(x) for x in HANDS[7:]])
-    _check_hands(table, rid)
+    check_hands(table, rid)
     types = _types(table, "link")
     assert types.count("shoe_challenged") == 2 and types.count("shoe_verified") == 2
     assert "window_adopted" not in types
@@ -145,7 +124,7 @@ def _backup(src: Path, dst: Path) -> None:
 def test_a_journal_restored_from_a_backup_does_not_act_on_a_recording_of_the_frames_it_lost(make_table, flagged: bool) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     backup = table.tmp_path / "backup.sqlite"
     _backup(table.config.journal, backup)
     with JournalReader(backup) as j:
@@ -154,7 +133,7 @@ def test_a_journal_restored_from_a_backup_does_not_act_on_a_recording_of_the_fra
     table.shoe.reboot()
     table.shoe.wait_acked()
     table.kill_daemon()
-    with _journal(table) as j:
+    with journal(table) as j:
         recorded = [e.raw for e in j.entries(("frame",)) if e.boot == boot and (e.seq or 0) > window]
     assert len(recorded) == 3 and all(r is not None for r in recorded)
     for suffix in ("", "-wal", "-shm"):
@@ -169,7 +148,7 @@ def test_a_journal_restored_from_a_backup_does_not_act_on_a_recording_of_the_fra
     table.shoe.send_raw(b"".join(b"\x00" + bytes(r) + b"\x00" for r in recorded if r is not None))
     wait_for(lambda: "shoe_verified" in _types(table, "link"), what="the live shoe's REPLY")
     wait_for(lambda: table.daemon.status()["link"]["duplicates"] >= 3, what="the recording rejected")
-    with _journal(table) as j:
+    with journal(table) as j:
         frames = [(e.boot, e.seq) for e in j.entries(("frame",))]
         assert not [f for f in frames if f[0] == boot and (f[1] or 0) > window]
         replays = [e.data() for e in j.entries(("reject",)) if e.data().get("boot") == boot
@@ -186,7 +165,7 @@ def test_a_journal_restored_from_a_backup_does_not_act_on_a_recording_of_the_fra
     # The cards those frames carried were dealt, genuinely: the live boot's CARDS_FROM gets them
     # from the shoe's log, and each is placed once by (shoe_no, index).
     table.deal([c(x) for x in HANDS[3:]])
-    _check_hands(table, rid)
+    check_hands(table, rid)
     assert "window_adopted" in _types(table, "link")
 
 
@@ -207,7 +186,7 @@ def test_a_hello_of_another_protocol_version_is_shown_and_not_dealt_to(make_tabl
     wait_for(lambda: str(SERIAL) in table.daemon.status()["version_mismatch"], what="the mismatch")
     assert table.daemon.status()["version_mismatch"][str(SERIAL)]["message"] == text
     assert any(text in r.getMessage() for r in caplog.records)
-    with _journal(table) as j:
+    with journal(table) as j:
         shown = [e for e in j.entries(("link",)) if e.data()["type"] == "shoe_version_mismatch"]
         assert [(e.data()["shoe_version"], e.data()["message"]) for e in shown] == [(2, text)]
         assert [e.data()["reason"] for e in j.entries(("reject",))] == ["bad_version"]
@@ -227,7 +206,7 @@ def test_a_new_shoe_whose_reply_was_lost_across_a_reboot_is_reconciled_from_the_
     table.shoe_on = True
     table.shoe.wait_acked()
     wait_for(lambda: table.daemon.shoe_serial == SERIAL, what="HELLO")
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.shoe.drop_next = 10_000  # nothing the shoe sends reaches the host from here
     r = table.client.post("/shoe/load", json={"deck_id": DECK_ID})
     assert r.status_code == 202
@@ -243,8 +222,8 @@ def test_a_new_shoe_whose_reply_was_lost_across_a_reboot_is_reconciled_from_the_
     wait_for(lambda: table.shoe.wait_command(wire.CARDS_FROM) == (shoe_no, 1), what="CARDS_FROM from 1")
     table.shoe.wait_acked()
     table.deal([c(x) for x in HANDS[3:]])
-    _check_hands(table, rid)
-    with _journal(table) as j:
+    check_hands(table, rid)
+    with journal(table) as j:
         inputs = [e.data() for e in j.entries(("input",)) if e.data()["action"] == "shoe_loaded"]
         assert [(d["shoe_no"], d["deck_id"], d["dealt"], d["reconciled"]) for d in inputs] == [
             (shoe_no, DECK_ID, 3, "hello")]
@@ -273,7 +252,7 @@ def test_held_frames_are_not_in_the_replay(make_table, restored: bool) -> None: 
     if restored:
         table.kill_daemon()
         table.start_daemon(journal_restored=True)
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.shoe.send_raw(_recording(table.shoe, 3, 41, ROYAL))
     wait_for(lambda: _boot_entries(table, 3) >= 4, what="the recording journaled")
     core = TableCore(table.config.setup())

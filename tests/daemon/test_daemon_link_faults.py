@@ -8,10 +8,9 @@ import time
 
 import payloads
 import wire
-from daemon_harness import SERIAL, Table, wait_for
+from daemon_harness import HANDS, SERIAL, Table, check_hands, journal, open_two_seat_round, wait_for
 
 from cardshoe.cards import parse_card
-from cardshoe.journal import JournalReader
 
 TCP = "three-card-poker"
 
@@ -20,33 +19,10 @@ def c(text: str) -> int:
     return parse_card(text)
 
 
-def _open_two_seat_round(table: Table) -> str:
-    rid = str(table.ok("POST", "/rounds")["round_id"])
-    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "ante", "amount": 1000})
-    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 5, "wager": "pair_plus", "amount": 500})
-    table.ok("POST", f"/rounds/{rid}/no-more-bets")
-    return rid
-
-
-HANDS = ["Ah", "Kh", "Qh", "2c", "2d", "9s", "Jc", "8d", "4s"]
-
-
-def _check_hands(table: Table, rid: str) -> None:
-    snap = table.round(rid)
-    assert snap["hands"]["seat 2"] == [c(x) for x in HANDS[0:3]]
-    assert snap["hands"]["seat 5"] == [c(x) for x in HANDS[3:6]]
-    assert snap["hands"]["dealer"] == [c(x) for x in HANDS[6:9]]
-    assert sorted(int(k) for k in snap["placements"]) == list(range(1, 10))
-
-
-def _journal(table: Table) -> JournalReader:
-    return JournalReader(table.config.journal)
-
-
 def test_a_lost_frame_is_asked_for_again_and_a_duplicate_is_dropped(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.shoe.deal(c(HANDS[0]))
     table.shoe.drop_next = 1  # card 2 is lost on the wire; card 3 arrives first: a gap
     table.shoe.deal(c(HANDS[1]))
@@ -57,11 +33,11 @@ def test_a_lost_frame_is_asked_for_again_and_a_duplicate_is_dropped(make_table) 
                             seq=_seq_of_card(table, 3), flags=wire.FLAG_RESENT)
     table.shoe.send_raw(dup)
     table.deal([c(x) for x in HANDS[3:]])
-    _check_hands(table, rid)
+    check_hands(table, rid)
     stats = table.daemon.status()["link"]
     assert stats["gaps"] >= 1
     wait_for(lambda: table.daemon.status()["link"]["duplicates"] >= 1, what="the duplicate to be counted")
-    with _journal(table) as j:
+    with journal(table) as j:
         reasons = [e.data()["note"] for e in j.entries(("reject",))]
         assert "gap" in reasons and "duplicate" in reasons
         # Each card journaled exactly once as an accepted frame.
@@ -77,7 +53,7 @@ def _card_payload(table: Table, index: int) -> bytes:
 
 
 def _seq_of_card(table: Table, index: int) -> int:
-    with _journal(table) as j:
+    with journal(table) as j:
         for e in j.entries(("frame",)):
             data = e.data()
             if data["type"] == "CARD" and data["index"] == index:
@@ -89,7 +65,7 @@ def _seq_of_card(table: Table, index: int) -> int:
 def test_forged_replayed_and_unknown_shoe_frames_are_rejected_counted_and_not_acted_on(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS[:2]])
     boot = table.shoe.state.boot
     next_seq = table.shoe.seq + 1
@@ -100,7 +76,7 @@ def test_forged_replayed_and_unknown_shoe_frames_are_rejected_counted_and_not_ac
     # 1. Forged: right header, wrong key.
     table.shoe.send_raw(table.shoe.encode(wire.CARD, royal, boot=boot, seq=next_seq, key=bytes(32)))
     # 2. Replayed: a genuine frame recorded earlier (card 1's), sent again.
-    with _journal(table) as j:
+    with journal(table) as j:
         first_card = next(e for e in j.entries(("frame",)) if e.data()["type"] == "CARD")
     table.shoe.send_raw(b"\x00" + bytes(first_card.raw or b"") + b"\x00")
     # 3. A genuine-looking frame from a shoe the daemon has no key for.
@@ -109,13 +85,13 @@ def test_forged_replayed_and_unknown_shoe_frames_are_rejected_counted_and_not_ac
     table.shoe.send_raw(b"\x00\x11\x22\x33\x44\x00")
     wait_for(lambda: sum(table.daemon.status()["link"]["rejected"].values()) >= 4, what="4 rejections")
     table.deal([c(x) for x in HANDS[2:]])
-    _check_hands(table, rid)  # the forged A-spade never reached seat 2
+    check_hands(table, rid)  # the forged A-spade never reached seat 2
     rejected = table.daemon.status()["link"]["rejected"]
     assert rejected.get("bad_tag") == 1
     assert rejected.get("unknown_shoe") == 1
     assert rejected.get("replay:duplicate") == 1
     assert sum(v for k, v in rejected.items() if k in ("bad_cobs", "truncated", "bad_crc")) == 1
-    with _journal(table) as j:
+    with journal(table) as j:
         reasons = sorted(e.data()["reason"] for e in j.entries(("reject",)))
         assert {"bad_tag", "unknown_shoe", "replay"} <= set(reasons)
         assert all(e.raw for e in j.entries(("reject",)))
@@ -124,7 +100,7 @@ def test_forged_replayed_and_unknown_shoe_frames_are_rejected_counted_and_not_ac
 def test_unplug_and_replug_lose_and_repeat_no_card_and_are_journaled_events(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS[:4]])
     table.plug.unplug()
     wait_for(lambda: not table.daemon.link_up, what="the daemon to see the link lost")
@@ -135,8 +111,8 @@ def test_unplug_and_replug_lose_and_repeat_no_card_and_are_journaled_events(make
     wait_for(lambda: table.daemon.link_up, what="the daemon to reconnect")
     table.shoe.wait_acked(10)
     table.deal([c(x) for x in HANDS[7:]])
-    _check_hands(table, rid)
-    with _journal(table) as j:
+    check_hands(table, rid)
+    with journal(table) as j:
         port = [e for e in j.entries(("link",)) if e.data()["type"] in ("link_up", "link_lost")]
         assert [e.data()["type"] for e in port] == ["link_up", "link_lost", "link_up"]
         lost, back = port[1:]
@@ -146,7 +122,7 @@ def test_unplug_and_replug_lose_and_repeat_no_card_and_are_journaled_events(make
 def test_a_shoe_reboot_mid_round_is_reconciled_by_cards_from(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     shoe_no = table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS[:5]])
     boot_before = table.shoe.state.boot
     # Card 6 is written to the shoe's flash log, then the power goes before it is framed.
@@ -158,8 +134,8 @@ def test_a_shoe_reboot_mid_round_is_reconciled_by_cards_from(make_table) -> None
     assert args == (shoe_no, 6)
     table.shoe.wait_acked()
     table.deal([c(x) for x in HANDS[6:]])
-    _check_hands(table, rid)
-    with _journal(table) as j:
+    check_hands(table, rid)
+    with journal(table) as j:
         events = [e.data()["type"] for e in j.entries(("event",))]
         assert "cards_requested" in events
         hellos = [e for e in j.entries(("frame",)) if e.data()["type"] == "HELLO"]
@@ -169,7 +145,7 @@ def test_a_shoe_reboot_mid_round_is_reconciled_by_cards_from(make_table) -> None
 def test_a_resent_card_after_cards_from_is_placed_once(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS[:3]])
     # The shoe reboots having sent everything; it is asked for nothing, but even if it
     # resends its whole log (as after a CARDS_FROM of index 1), each card is placed once.
@@ -180,7 +156,7 @@ def test_a_resent_card_after_cards_from_is_placed_once(make_table) -> None:  # t
             table.shoe._send_logged(card)
     table.shoe.wait_acked()
     table.deal([c(x) for x in HANDS[3:]])
-    _check_hands(table, rid)
+    check_hands(table, rid)
 
 
 def test_host_commands_are_resent_until_answered(make_table) -> None:  # type: ignore[no-untyped-def]
@@ -211,7 +187,7 @@ def test_host_commands_are_resent_until_answered(make_table) -> None:  # type: i
 def test_an_authenticated_frame_of_unknown_type_is_journaled_acknowledged_and_never_acted_on(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS[:3]])
     # SPEC 7: a type this version does not define, next in sequence and properly tagged.
     with table.shoe.lock:
@@ -227,11 +203,11 @@ def test_an_authenticated_frame_of_unknown_type_is_journaled_acknowledged_and_ne
     table.shoe.send_raw(frame)
     # The following frames are not a gap: the window moved past both.
     table.deal([c(x) for x in HANDS[3:]])
-    _check_hands(table, rid)
+    check_hands(table, rid)
     stats = table.daemon.status()["link"]
     assert stats["gaps"] == 0
     assert stats["rejected"].get("unknown_type") == 1 and stats["rejected"].get("bad_payload") == 1
-    with _journal(table) as j:
+    with journal(table) as j:
         notes = [(e.data()["reason"], e.data()["note"]) for e in j.entries(("reject",))]
     assert ("unknown_type", "advance") in notes and ("bad_payload", "advance") in notes
 
@@ -245,7 +221,7 @@ def test_a_first_frame_of_a_new_boot_past_seq_1_asks_for_seq_1(make_table) -> No
     table.shoe.send_raw(table.shoe.encode(wire.KEY, bytes(buf[:n]), boot=boot, seq=3))
     wait_for(lambda: table.daemon.status()["link"]["gaps"] == 1, what="the gap")
     assert table.daemon.link is not None and table.daemon.link.stats.resend_from_sent == 1
-    with _journal(table) as j:
+    with journal(table) as j:
         gap = [e for e in j.entries(("reject",)) if e.data()["note"] == "gap"]
     assert gap and gap[0].data()["detail"] == "gap: expected seq 1"
 
@@ -259,13 +235,13 @@ def test_a_new_journal_adopts_a_shoe_already_running_instead_of_asking_for_acked
     table.config.journal.rename(table.config.journal.with_suffix(".old"))
     time.sleep(1.1)  # a PC swap takes longer; the new journal's epoch starts at the unix second
     table.start_daemon()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS])
     snap = table.round(rid)
     assert snap["hands"]["seat 2"] == [c(x) for x in HANDS[0:3]]
     assert snap["hands"]["dealer"] == [c(x) for x in HANDS[6:9]]
     assert sorted(int(k) for k in snap["placements"]) == list(range(4, 13))
-    with _journal(table) as j:
+    with journal(table) as j:
         assert [e.data()["type"] for e in j.entries(("link",))].count("window_adopted") == 1
         assert "shoe_session_adopted" in [e.data()["type"] for e in j.entries(("event",))]
         assert not [e for e in j.entries(("reject",)) if e.data()["note"] == "gap"]
@@ -274,7 +250,7 @@ def test_a_new_journal_adopts_a_shoe_already_running_instead_of_asking_for_acked
 def test_a_daemon_that_died_before_its_cards_from_got_through_asks_again_at_start(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     shoe_no = table.power_on_and_load()
-    rid = _open_two_seat_round(table)
+    rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS[:5]])
     table.shoe.deal(c(HANDS[5]), send=False)  # logged, then the power goes
     table.shoe.deaf_to_commands = True  # the CARDS_FROM will be lost
@@ -288,4 +264,4 @@ def test_a_daemon_that_died_before_its_cards_from_got_through_asks_again_at_star
     assert args == (shoe_no, 6)
     table.shoe.wait_acked()
     table.deal([c(x) for x in HANDS[6:]])
-    _check_hands(table, rid)
+    check_hands(table, rid)
