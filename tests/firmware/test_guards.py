@@ -1,0 +1,327 @@
+"""The firmware's guards of cards and state, each pinned where it lives (issue 16).
+
+Every expectation here comes from protocol/SPEC.md or firmware/README.md, not from what
+the code happens to do; each test names the mutation of the code it was shown to kill
+(`scripts/mutate`, list in `scripts/mutations.toml`). All run under the real
+`micropython` with the 64 KB heap of the firmware tests.
+"""
+
+from __future__ import annotations
+
+from cardshoe import protocol as P
+
+SHOE = """
+import shoetest as T
+root = T.mount(T.BlockDev(path=IMG))
+T.provision(root)
+shoe, board = T.new_shoe(root)
+T.spin(shoe)
+def acked():
+    # the host acknowledges everything sent so far (SPEC 4, cumulative ACK)
+    shoe.outbox.ack(shoe.outbox.next_seq - 1)
+"""
+
+
+def _messages(wire, stdout: str, kind: type) -> list:  # type: ignore[no-untyped-def,type-arg]
+    return [f.message for batch in wire.decode(stdout) for f in batch if isinstance(f.message, kind)]
+
+
+# -- app/deck.py: missing cards at the end of a barcode shoe ---------------------------------
+
+def test_a_barcode_shoe_ended_after_50_cards_reports_the_2_missing(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 5 DECK_STATUS: MISSING (8) is "end of shoe with cards of the manifest never
+    dealt"; `missing` counts them; `missing_map` bit i is code i not dealt. A barcode shoe
+    has no RFID manifest entries: its deck is the 52 cards of its deck ID (SPEC 6).
+    Kills: missing cards counted over the manifest entries only."""
+    host = [wire.frame(P.NewShoe(shoe_no=12, deck_id=0xC0FFEE, scheme=2, part=0, parts=1))]
+    body = SHOE + """
+T.host(board)
+T.spin(shoe)
+for c in range(52):
+    if c in (17, 40):
+        continue                      # 6d and Kc never leave the shoe
+    board.barcode(T.barcode_of(0xC0FFEE, c)); board.exit()
+    T.spin(shoe, 2)
+    acked()
+board.key(4)                          # END_SHOE
+for _ in range(10):
+    T.spin(shoe, 2)
+    acked()
+"""
+    stdout = mpy(body, host=host)
+    ends = [s for s in _messages(wire, stdout, P.DeckStatus) if s.reason == 3]
+    assert len(ends) == 1, stdout
+    end = ends[0]
+    assert (end.shoe_no, end.deck_id, end.dealt, end.remaining) == (12, 0xC0FFEE, 50, 2)
+    assert end.missing == 2 and end.integrity & 8
+    bits = end.missing_map
+    assert {i for i in range(52) if bits[i // 8] & (1 << (i % 8))} == {17, 40}
+    assert (end.duplicates, end.foreign, end.unread) == (0, 0, 0)
+
+
+# -- app/deck.py: EXTRA is more than 52 cards, not 52 -----------------------------------------
+
+def test_extra_is_raised_by_the_53rd_card_and_not_by_the_52nd(mpy) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 5: EXTRA (16) is "more than 52 cards left". Kills: EXTRA one card early."""
+    out = mpy("""
+from app.deck import Deck
+d = Deck()
+d.reset(5, 7, 2, 0)
+for i in range(1, 53):
+    d.count(2, i - 1, 0, i)
+print('AT52', d.integ, d.dealt, d.remaining)
+print('CHANGED', d.count(3, 255, 0, 53))
+print('AT53', d.integ, d.dealt, d.remaining)
+""")
+    assert "AT52 0 52 0" in out, out
+    assert "CHANGED True" in out, out
+    assert "AT53 20 53 0" in out, out  # UNREAD | EXTRA
+
+
+# -- app/boot.py: a full-length bad record is cut off at boot ---------------------------------
+
+def test_a_full_length_bad_record_is_cut_and_old_cards_never_come_back(mpy) -> None:  # type: ignore[no-untyped-def]
+    """firmware/README.md "Flash layout": at boot a bad record (here a full 44 bytes with a
+    bad CRC, as flash bit rot or a cut in the middle of a page leaves) is dropped with what
+    follows it by rewriting the log, so a later card written at that index is the only card
+    there. Kills: cutting the log only when its length is not a multiple of the record."""
+    out = mpy("""
+import os
+import shoetest as T
+from app.store import Store
+from app import boot as B
+bd = T.BlockDev(path=IMG)
+root = T.mount(bd)
+LOG = root + 'data/c00000007.log'
+st = Store(root)
+B.count_boot(st)
+st.new_session(7, 7, 2, bytearray(0), 0)
+raw = bytearray(16)
+for i in range(1, 6):                 # cards 1..5, codes 11..15
+    st.pack(2, i, 7, 10 + i, 2, 0, 0, 1000 + i, raw, 13)
+    st.append()
+st.close_log()
+with open(LOG, 'rb') as f:
+    data = bytearray(f.read())
+data[2 * 44 + 9] ^= 0x01              # one bit of record 3's code: full length, bad CRC
+with open(LOG, 'wb') as f:
+    f.write(data)
+def boot():
+    s = Store(root)
+    B.load_state(s)
+    codes = []
+    B.open_log(s, lambda r: codes.append(r.unpack()[5]))
+    return s, codes
+st2, codes = boot()
+print('BOOT1', codes, st2.logged, os.stat(LOG)[6])
+st2.pack(2, 3, 7, 33, 2, 0, 0, 2003, raw, 13)   # the next card after the boot: index 3
+st2.append()
+st2.close_log()
+st3, codes = boot()
+print('BOOT2', codes, st3.logged, os.stat(LOG)[6])
+""")
+    assert "BOOT1 [11, 12] 2 88" in out, out
+    assert "BOOT2 [11, 12, 33] 3 132" in out, out
+
+
+# -- app/outbox.py: the boundaries of the cumulative ACK --------------------------------------
+
+def test_ack_boundaries_of_the_ring(mpy) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 4: ACK(seq) is cumulative, every frame up to and including seq. An ACK of a frame
+    never sent (seq >= next) or an old one frees nothing; the ring wraps without losing or
+    repeating a frame. Kills: `>=` for `>` at either end of `ack`, a wrong count freed."""
+    out = mpy("""
+from app.outbox import Outbox
+sent = []
+def emit(t, flags, seq, mv, n):
+    sent.append((seq, flags, bytes(mv[:n])))
+ob = Outbox(emit, slots=4, resend_ms=300, resend_max_ms=1000)
+ob.ticks = lambda: 0
+for i in range(1, 5):
+    ob.push(2, bytes((i,)), 1)
+print('FULL', ob.count, ob.free(), ob.next_seq)
+print('NEXT', ob.ack(5), ob.count, ob.free())       # the next seq was never sent
+print('BEYOND', ob.ack(9), ob.count)
+print('ZERO', ob.ack(0), ob.count)
+print('ONE', ob.ack(1), ob.count, ob.acked)
+print('SAME', ob.ack(1), ob.count)                  # again: nothing more
+print('OLD', ob.ack(0), ob.count)
+ob.push(2, bytes((5,)), 1)                         # seq 5 wraps around the ring
+print('WRAP', ob.count, ob.free())
+try:
+    ob.push(2, b'x', 1)
+    print('PUSHED')
+except OverflowError:
+    print('REFUSED')
+sent.clear()
+ob.resend_from(1)                                   # every held frame, oldest first
+print('HELD', [(s, p[0]) for s, _, p in sent])
+print('LAST', ob.ack(5), ob.count, ob.free())       # exactly the last sent: all freed
+print('AFTER', ob.ack(6), ob.count, ob.holds(2))
+ob.push(2, b'z', 1)
+print('SEQ', sent[-1][0], ob.count)
+""")
+    assert "FULL 4 0 5" in out, out
+    assert "NEXT 0 4 0" in out, out
+    assert "BEYOND 0 4" in out, out
+    assert "ZERO 0 4" in out, out
+    assert "ONE 1 3 1" in out, out
+    assert "SAME 0 3" in out, out
+    assert "OLD 0 3" in out, out
+    assert "WRAP 4 0" in out and "REFUSED" in out, out
+    assert "HELD [(2, 2), (3, 3), (4, 4), (5, 5)]" in out, out
+    assert "LAST 4 0 4" in out, out  # 2, 3, 4 and 5
+    assert "AFTER 0 0 False" in out, out
+    assert "SEQ 6 1" in out, out
+
+
+# -- app/link.py: a command with no room for its REPLY; the REPLY cache and the epoch ---------
+
+LINK = """
+import struct
+import shoetest as T
+from app.outbox import Outbox
+from app.link import Link
+class St:
+    epoch = 0
+    hseq = 0
+    boot = 3
+class Handler:
+    def __init__(self):
+        self.calls = []
+    def command(self, mtype, p, n):
+        self.calls.append(mtype)
+        return 0, 0
+replies = []
+def emit(t, flags, seq, mv, n):
+    if t == 8:
+        replies.append(struct.unpack_from('<II', mv, 0))
+ob = Outbox(emit, slots=2)
+ob.ticks = lambda: 0
+h = Handler()
+link = Link(St(), ob, h)
+link.attach(T.KEY, T.SERIAL)
+board = T.ScriptBoard('')
+def host():
+    # the next stdin line: host frames, all in one read of the serial line
+    T.host(board)
+    link.feed(board.host, board.host_len)
+"""
+
+
+def test_a_command_that_finds_the_outbox_full_is_deferred_and_answered_later(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 4: every shoe frame is kept until acknowledged, so a REPLY needs an outbox slot;
+    app/link.py: a command is taken only when there is one, else the host's resend is
+    taken later; the host resends, and once a later ACK made its same-seq resend a replay,
+    issues it under a new seq (SPEC 4), which is answered.
+    Kills: a command taken with no free slot for its REPLY."""
+    host = [
+        wire.frame(P.Ping(nonce=1), seq=1, epoch=1),                               # outbox full
+        wire.frame(P.Ping(nonce=1), seq=1, epoch=1, flags=P.FLAG_RESENT),          # still full
+        wire.frame(P.Ack(boot=3, seq=1), seq=2, epoch=1),                          # frees a slot
+        wire.frame(P.Ping(nonce=1), seq=1, epoch=1, flags=P.FLAG_RESENT),          # now a replay
+        wire.frame(P.Ping(nonce=1), seq=3, epoch=1),                               # issued again
+        wire.frame(P.Ping(nonce=1), seq=3, epoch=1, flags=P.FLAG_RESENT),          # REPLY lost
+    ]
+    out = mpy(LINK + """
+ob.push(2, b'a', 1)
+ob.push(2, b'b', 1)
+host()
+print('FULL', len(h.calls), replies, ob.count)
+host()
+print('RESENT', len(h.calls), replies, ob.count)
+host()
+print('ACKED', len(h.calls), replies, ob.count)
+host()
+print('REPLAY', len(h.calls), replies)
+host()
+print('AGAIN', len(h.calls), replies, ob.count)
+ob.ack(3)
+host()
+print('CACHED', len(h.calls), replies)
+""", host=host)
+    assert "FULL 0 [] 2" in out, out
+    assert "RESENT 0 [] 2" in out, out
+    assert "ACKED 0 [] 1" in out, out
+    assert "REPLAY 0 []" in out, out
+    assert "AGAIN 1 [(1, 3)] 2" in out, out
+    assert "CACHED 1 [(1, 3), (1, 3)]" in out, out  # answered again, never executed twice
+
+
+def test_the_reply_cache_matches_the_epoch_as_well_as_the_seq(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 4: a resent command whose (epoch, seq) is that of a command the shoe answered
+    is answered again from the cache; a replayed command of another epoch with the same seq
+    (a recording) is `replay` and earns nothing, nor does a frame naming (0, 0).
+    Kills: the REPLY cache matched on seq without the epoch; the (0, 0) guard dropped."""
+    host = [
+        wire.frame(P.Ping(nonce=1), seq=1, epoch=1),
+        wire.frame(P.Ping(nonce=2), seq=2, epoch=2),                               # a new epoch
+        wire.frame(P.Ping(nonce=9), seq=2, epoch=1),                               # old epoch, seq 2
+        wire.frame(P.Ping(nonce=9), seq=0, epoch=0),                               # (0, 0)
+        wire.frame(P.Ping(nonce=2), seq=2, epoch=2, flags=P.FLAG_RESENT),          # genuine resend
+    ]
+    out = mpy(LINK + """
+for tag in ('E1', 'E2', 'OLD', 'ZERO', 'RESENT'):
+    host()
+    ob.ack(ob.next_seq - 1)
+    print(tag, len(h.calls), replies)
+""", host=host)
+    assert "E1 1 [(1, 1)]" in out, out
+    assert "E2 2 [(1, 1), (2, 2)]" in out, out
+    assert "OLD 2 [(1, 1), (2, 2)]" in out, out
+    assert "ZERO 2 [(1, 1), (2, 2)]" in out, out
+    assert "RESENT 2 [(1, 1), (2, 2), (2, 2)]" in out, out
+
+
+# -- app/store.py: state and manifest are written through their temporary file ----------------
+
+def test_state_and_manifest_are_replaced_through_their_temporary_file(mpy) -> None:  # type: ignore[no-untyped-def]
+    """firmware/README.md "Flash layout": each state record and the manifest is replaced
+    whole by write-temp-then-rename (`stateN.bin.tmp`); nothing is rewritten in place.
+    The store's `open` and `os` are watched (the files are real, on littlefs).
+    Kills: the state (or manifest) written straight to its name."""
+    out = mpy("""
+import os
+import shoetest as T
+import app.store as S
+from app import boot as B
+root = T.mount(T.BlockDev(path=IMG))
+events = []
+real_open = open
+def watched_open(path, mode='r'):
+    if 'w' in mode or 'a' in mode or '+' in mode:
+        events.append(('open', path.split('/')[-1], mode))
+    return real_open(path, mode)
+class WatchedOs:
+    def rename(self, a, b):
+        events.append(('rename', a.split('/')[-1], b.split('/')[-1]))
+        os.rename(a, b)
+    def __getattr__(self, name):
+        return getattr(os, name)
+S.open = watched_open
+S.os = WatchedOs()
+st = S.Store(root)
+B.count_boot(st)
+table = bytearray(52 * 12)
+for c in range(52):
+    table[c * 12] = c
+    table[c * 12 + 1] = 4
+    table[c * 12 + 2] = c
+st.new_session(3, 7, 1, table, 52)
+st.save()
+for e in events:
+    print('EV', e[0], e[1], e[2])
+print('FILES', sorted(n for n in os.listdir(root + 'data') if not n.endswith('.log')))
+""")
+    events = [tuple(line.split()[1:]) for line in out.splitlines() if line.startswith("EV ")]
+    written = [e for e in events if e[0] == "open" and not e[1].endswith(".log")]
+    assert written, out
+    for _, name, _mode in written:
+        assert name.endswith(".tmp"), f"{name} opened for writing in place: {events}"
+    for i, (_, name, _mode) in enumerate(written):
+        renames = [e for e in events if e[0] == "rename" and e[1] == name]
+        assert renames and renames[0][2] == name[: -len(".tmp")], events
+    targets = {e[2] for e in events if e[0] == "rename"}
+    assert {"state0.bin", "state1.bin", "manifest.bin"} <= targets, events
+    assert "FILES ['ident.bin', 'manifest.bin', 'state0.bin', 'state1.bin']" in out or \
+        "FILES ['manifest.bin', 'state0.bin', 'state1.bin']" in out, out
