@@ -325,3 +325,159 @@ print('FILES', sorted(n for n in os.listdir(root + 'data') if not n.endswith('.l
     assert {"state0.bin", "state1.bin", "manifest.bin"} <= targets, events
     assert "FILES ['ident.bin', 'manifest.bin', 'state0.bin', 'state1.bin']" in out or \
         "FILES ['manifest.bin', 'state0.bin', 'state1.bin']" in out, out
+
+
+# -- app/store.py: the card log ----------------------------------------------------------------
+
+def test_a_card_record_is_on_the_flash_when_append_returns(mpy) -> None:  # type: ignore[no-untyped-def]
+    """firmware/README.md: a card is appended to the log *and flushed* when the exit sensor
+    fires, before it is framed. The flash image is copied while the log is still open (what
+    a power cut would leave) and mounted on its own: the record is there.
+    Kills: the append not flushed."""
+    out = mpy("""
+import os
+import shoetest as T
+from app.store import Store
+from app import boot as B
+bd = T.BlockDev(path=IMG)
+root = T.mount(bd)
+st = Store(root)
+B.count_boot(st)
+st.new_session(7, 7, 2, bytearray(0), 0)
+raw = bytearray(16)
+st.pack(2, 1, 7, 21, 2, 0, 0, 1001, raw, 13)
+st.append()
+SNAP = IMG + '.cut'
+chunk = bytearray(512)
+with open(IMG, 'rb') as src, open(SNAP, 'wb') as dst:
+    while src.readinto(chunk) == 512:
+        dst.write(chunk)
+snap = T.mount(T.BlockDev(path=SNAP), point='/cut', fresh=False)
+s2 = Store(snap)
+B.load_state(s2)
+codes = []
+B.open_log(s2, lambda r: codes.append(r.unpack()[5]))
+print('AFTER CUT', s2.shoe_no, codes)
+""", heapsize="256k")
+    assert "AFTER CUT 7 [21]" in out, out
+
+
+def test_a_record_out_of_place_ends_the_log_at_boot(mpy) -> None:  # type: ignore[no-untyped-def]
+    """firmware/README.md and app/boot.py: a record with the wrong index (here a good copy of
+    card 2 where card 4 belongs) is a bad record: the log ends before it, so no card is
+    counted twice. Kills: a record's index not checked."""
+    out = mpy("""
+import os
+import shoetest as T
+from app.store import Store
+from app import boot as B
+root = T.mount(T.BlockDev(path=IMG))
+LOG = root + 'data/c00000009.log'
+st = Store(root)
+B.count_boot(st)
+st.new_session(9, 7, 2, bytearray(0), 0)
+raw = bytearray(16)
+for i in range(1, 4):
+    st.pack(2, i, 7, 30 + i, 2, 0, 0, 1000 + i, raw, 13)
+    st.append()
+st.close_log()
+with open(LOG, 'rb') as f:
+    f.seek(44)
+    second = f.read(44)
+with open(LOG, 'ab') as f:
+    f.write(second)
+s = Store(root)
+B.load_state(s)
+codes = []
+B.open_log(s, lambda r: codes.append(r.unpack()[5]))
+print('BOOT', codes, s.logged, os.stat(LOG)[6])
+""")
+    assert "BOOT [31, 32, 33] 3 132" in out, out
+
+
+# -- app/shoe.py: manifests, CARDS_FROM, NEW_SHOE with cards still waiting ----------------------
+
+def _manifest(wire, shoe_no: int, uid_of) -> list[str]:  # type: ignore[no-untyped-def]
+    frames = []
+    for part in range(4):
+        entries = tuple(P.ManifestEntry(code=c, uid=uid_of(c)) for c in range(part * 13, part * 13 + 13))
+        frames.append(wire.frame(P.NewShoe(shoe_no=shoe_no, deck_id=7, scheme=1, part=part, parts=4, entries=entries)))
+    return frames
+
+
+def test_a_manifest_with_a_uid_twice_is_refused(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 5 NEW_SHOE: a manifest with a UID twice is refused, REPLY status 1 detail 2
+    (here 52 distinct codes, the ace of spades' tag the same as the two of clubs').
+    Kills: the duplicate-UID check switched off."""
+    def uid(c: int) -> bytes:
+        c = 0 if c == 51 else c
+        return bytes((0x04, 7, c, 0xA0, 0xB1, 0xC2, c ^ 0x5A))
+
+    host = _manifest(wire, 4, uid)
+    out = mpy(SHOE + """
+for _ in range(4):
+    T.host(board)
+    T.spin(shoe)
+    acked()
+print('SESSION', shoe.deck.shoe_no)
+""", host=host)
+    replies = _messages(wire, out, P.Reply)
+    assert [(r.status, r.detail) for r in replies] == [(0, 0), (0, 0), (0, 0), (1, 2)], replies
+    assert "SESSION 0" in out, out
+
+
+def test_cards_from_sends_the_logged_cards_again(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 4: CARDS_FROM(shoe_no, index) makes the shoe send the cards of its log from that
+    index again, under new seqs (the host places each once by (shoe_no, index)).
+    Kills: CARDS_FROM answered but nothing sent again."""
+    host = [wire.frame(P.NewShoe(shoe_no=21, deck_id=0xAB, scheme=2, part=0, parts=1)),
+            wire.frame(P.CardsFrom(shoe_no=21, index=2))]
+    out = mpy(SHOE + """
+T.host(board)
+T.spin(shoe)
+acked()
+for c in (5, 6, 7):
+    board.barcode(T.barcode_of(0xAB, c)); board.exit()
+    T.spin(shoe, 2)
+    acked()
+T.host(board)
+for _ in range(5):
+    T.spin(shoe, 2)
+    acked()
+""", host=host)
+    cards = [(c.index, c.code) for c in _messages(wire, out, P.Card)]
+    assert cards == [(1, 5), (2, 6), (3, 7), (2, 6), (3, 7)], cards
+    assert [(r.status, r.detail) for r in _messages(wire, out, P.Reply)] == [(0, 0), (0, 0)]
+
+
+def test_a_new_shoe_waits_for_the_cards_not_yet_framed(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 4 "Outbox full": the outbox never drops a card; cards wait in the log and are
+    framed as slots free up. A NEW_SHOE that comes while cards of the shoe still wait is
+    refused (bad state) and every waiting card still reaches the host.
+    Kills: a NEW_SHOE taken over cards not yet framed."""
+    host = [wire.frame(P.NewShoe(shoe_no=31, deck_id=0xAB, scheme=2, part=0, parts=1)),
+            wire.frame(P.NewShoe(shoe_no=32, deck_id=0xAB, scheme=2, part=0, parts=1))]
+    out = mpy(SHOE + """
+T.host(board)
+T.spin(shoe)
+acked()
+for c in range(20):                   # the host acknowledges nothing: 16 slots cannot hold them
+    board.barcode(T.barcode_of(0xAB, c)); board.exit()
+    T.spin(shoe, 2)
+ob = shoe.outbox
+ob.ack(ob.acked + 3)                  # room for a REPLY, cards still waiting in the log
+T.spin(shoe, 2)
+print('WAITING', shoe.store.logged - shoe.next_frame + 1)
+T.host(board)                         # NEW_SHOE 32
+for _ in range(20):
+    T.spin(shoe, 2)
+    acked()
+print('SESSION', shoe.deck.shoe_no)
+""", host=host)
+    waiting = int(next(line for line in out.splitlines() if line.startswith("WAITING ")).split()[1])
+    assert waiting > 0, out
+    cards = [(c.shoe_no, c.index) for c in _messages(wire, out, P.Card)]
+    assert sorted(set(cards)) == [(31, i) for i in range(1, 21)], cards
+    replies = [(r.status, r.detail) for r in _messages(wire, out, P.Reply)]
+    assert replies == [(0, 0), (1, 1)], replies
+    assert "SESSION 31" in out, out

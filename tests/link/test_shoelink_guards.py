@@ -182,3 +182,45 @@ def test_a_frame_the_journal_refused_is_not_acknowledged_and_its_resend_is_taken
     shoe.send(beat(3), 3, resent=True)
     shoe.until("ACK 3", lambda: P.Ack(boot=BOOT, seq=3) in shoe.of(P.Ack))
     assert sink.journaled[2:] == [(BOOT, 3)]
+
+
+def test_a_reply_naming_another_epoch_answers_nothing(linked: tuple[ShoeLink, WireShoe, Sink]) -> None:
+    """SPEC 4: a host command is answered by the REPLY naming its (epoch, seq); a REPLY with
+    the same seq under another epoch (a late answer to an earlier daemon) answers nothing,
+    and the command is still resent. Kills: REPLY matched on seq without the epoch."""
+    link, shoe, sink = linked
+    cmd = link.send_command(SERIAL, P.Ping(nonce=77))
+    shoe.until("the PING", lambda: P.Ping(nonce=77) in shoe.of(P.Ping))
+    sent = next(f for f in shoe.got if f.message == P.Ping(nonce=77))
+    shoe.send(P.Reply(epoch=EPOCH - 1, seq=sent.seq, status=0, detail=0), 3)
+    shoe.until("ACK 3", lambda: P.Ack(boot=BOOT, seq=3) in shoe.of(P.Ack))
+    assert not cmd.done.is_set() and link.pending_commands() == 1
+    shoe.send(P.Reply(epoch=EPOCH, seq=sent.seq, status=0, detail=0), 4)
+    assert cmd.done.wait(10)
+    assert cmd.reply == P.Reply(epoch=EPOCH, seq=sent.seq, status=0, detail=0)
+
+
+def test_a_recorded_reply_of_an_earlier_epoch_proves_nothing(tmp_path: Path) -> None:
+    """SPEC 3.4 item 6: a shoe is trusted only once a REPLY names a command sent under this
+    daemon's epoch; a REPLY of an earlier epoch (in any recording) proves nothing: the shoe's
+    frames stay held, not journaled as accepted, not acknowledged.
+    Kills: the proof's epoch not checked."""
+    pty = PluggablePty(tmp_path / "tty")
+    sink = Sink()
+    link = ShoeLink(str(pty.path), lambda s: KEY if s == SERIAL else None, sink, epoch=EPOCH, resend_ms=300)
+    shoe = WireShoe(pty)
+    link.start()
+    try:
+        shoe.until("the port open", lambda: link.connected)
+        shoe.send(hello(), 1)
+        shoe.until("the PING challenge", lambda: bool(shoe.of(P.Ping)))
+        ping = next(f for f in shoe.got if isinstance(f.message, P.Ping))
+        shoe.send(P.Reply(epoch=EPOCH - 100, seq=ping.seq, status=0, detail=0), 2)
+        shoe.pump(0.5)
+        assert not shoe.of(P.Ack) and sink.journaled == [] and SERIAL not in link.trusted
+        shoe.send(P.Reply(epoch=EPOCH, seq=ping.seq, status=0, detail=0), 3)
+        shoe.until("ACK 3", lambda: P.Ack(boot=BOOT, seq=3) in shoe.of(P.Ack))
+        assert sink.journaled == [(BOOT, 1), (BOOT, 2), (BOOT, 3)]
+    finally:
+        link.stop()
+        pty.close()
