@@ -78,6 +78,30 @@ print('AT53', d.integ, d.dealt, d.remaining)
     assert "AT53 20 53 0" in out, out  # UNREAD | EXTRA
 
 
+
+def test_the_first_good_read_of_a_card_is_the_one_kept(mpy) -> None:  # type: ignore[no-untyped-def]
+    """app/deck.py: reads are held until the exit sensor fires and the first good read of the
+    card is kept; a later read before the exit (the next card's tag glimpsed as this one
+    slides out, or a second barcode line) does not replace it. Kills: the second read taken."""
+    out = mpy("""
+import shoetest as T
+from app.deck import Deck
+d = Deck()
+d.reset(5, 7, 2, 0)
+a = T.barcode_of(7, 10)
+b = T.barcode_of(7, 11)
+d.on_barcode(a, len(a), 0)
+d.on_barcode(b, len(b), 0)
+print('BARCODE', d.identify(), d.code, d.card_deck)
+d.clear_read()
+d.on_rfid(b'\\x04\\x01\\x02\\x03', 4, 1)
+d.on_rfid(b'\\x04\\x09\\x09\\x09', 4, 0)
+d.on_barcode(b, len(b), 0)
+print('RFID', d.identify(), d.method, bytes(d.raw[:d.raw_len]).hex(), d.retries)
+""")
+    assert "BARCODE 2 10 7" in out, out
+    assert "RFID 2 1 04010203 1" in out, out
+
 # -- app/boot.py: a full-length bad record is cut off at boot ---------------------------------
 
 def test_a_full_length_bad_record_is_cut_and_old_cards_never_come_back(mpy) -> None:  # type: ignore[no-untyped-def]
@@ -123,6 +147,43 @@ print('BOOT2', codes, st3.logged, os.stat(LOG)[6])
     assert "BOOT1 [11, 12] 2 88" in out, out
     assert "BOOT2 [11, 12, 33] 3 132" in out, out
 
+
+
+def test_a_torn_log_whose_rewrite_fails_is_kept_whole(mpy) -> None:  # type: ignore[no-untyped-def]
+    """firmware/README.md: if the boot's rewrite of a torn log fails, the log is left as it is
+    and the shoe does not stream (emptying it would lose its cards). Here the flash works
+    but the rewrite cannot make its temporary file (its name is taken by a folder).
+    Kills: the log removed when its rewrite fails."""
+    out = mpy("""
+import os
+import shoetest as T
+from app.store import Store, StorageError
+from app import boot as B
+root = T.mount(T.BlockDev(path=IMG))
+LOG = root + 'data/c0000002a.log'
+st = Store(root)
+B.count_boot(st)
+st.new_session(42, 7, 2, bytearray(0), 0)
+raw = bytearray(16)
+for i in (1, 2, 3):
+    st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
+    st.append()
+st.close_log()
+with open(LOG, 'ab') as f:
+    f.write(b'\\x02\\xc5\\x04\\x00' + b'\\x00' * 10)   # a cut in the middle of the fourth
+os.mkdir(root + 'data/log.tmp')
+os.mkdir(root + 'data/log.tmp/x')                      # not empty: it cannot be removed either
+s = Store(root)
+B.load_state(s)
+try:
+    B.open_log(s)
+    print('OPENED')
+except StorageError:
+    print('STOPPED')
+print('SIZE', os.stat(LOG)[6])
+""")
+    assert "STOPPED" in out, out
+    assert "SIZE 146" in out, out
 
 # -- app/outbox.py: the boundaries of the cumulative ACK --------------------------------------
 
