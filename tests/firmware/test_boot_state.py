@@ -160,21 +160,3 @@ def test_a_shoe_whose_state_records_are_all_lost_does_not_stream(tmp_path: Path,
     finally:
         vs.close()
 
-
-def test_losing_the_newest_state_record_never_brings_a_boot_counter_back(mpy) -> None:  # type: ignore[no-untyped-def]
-    """SPEC 3.3: a boot counter is never reused; firmware/README.md: the boot writes the new
-    counter into both records, so one corrupt record never loses it. Here the record of the
-    highest generation (the last written) rots after boot 3: the next boot is 4, not 3
-    again. (issue 16: kills the boot counter written into one record only.)"""
-    out = mpy(STORE + """
-import struct
-print('BOOTS', [boot_once()[1] for _ in range(3)])
-gens = {}
-for name in states():
-    with open(root + 'data/' + name, 'rb') as f:
-        gens[struct.unpack_from('<I', f.read(), 40)[0]] = name
-corrupt(gens[max(gens)])
-print('NEXT', boot_once()[1])
-""")
-    assert "BOOTS [1, 2, 3]" in out, out
-    assert "NEXT 4" in out, out

@@ -57,6 +57,16 @@ for _ in range(10):
     bits = end.missing_map
     assert {i for i in range(52) if bits[i // 8] & (1 << (i % 8))} == {17, 40}
     assert (end.duplicates, end.foreign, end.unread) == (0, 0, 0)
+    # The error state survives a power cycle (SPEC 5 HELLO: the loaded session's integrity):
+    # the same flash booted again says MISSING in its HELLO. Kills: END_SHOE not saved.
+    again = mpy("""
+import shoetest as T
+root = T.mount(T.BlockDev(path=IMG), fresh=False)
+shoe, board = T.new_shoe(root)
+T.spin(shoe)
+""")
+    (hello,) = _messages(wire, again, P.Hello)
+    assert (hello.shoe_no, hello.dealt) == (12, 50) and hello.integrity & 8, hello
 
 
 # -- app/deck.py: EXTRA is more than 52 cards, not 52 -----------------------------------------
@@ -101,6 +111,39 @@ print('RFID', d.identify(), d.method, bytes(d.raw[:d.raw_len]).hex(), d.retries)
 """)
     assert "BARCODE 2 10 7" in out, out
     assert "RFID 2 1 04010203 1" in out, out
+
+
+# -- app/boot.py: the boot counter ------------------------------------------------------------
+
+def test_losing_the_newest_state_record_never_brings_a_boot_counter_back(mpy) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 3.3: a boot counter is never reused; firmware/README.md: the boot writes the new
+    counter into both records, so one corrupt record never loses it. Here the record of the
+    highest generation (the last written) rots after boot 3: the next boot is 4, not 3
+    again. Kills: the boot counter written into one record only."""
+    out = mpy("""
+import os
+import struct
+import shoetest as T
+from app.store import Store
+from app import boot as B
+root = T.mount(T.BlockDev(path=IMG))
+T.provision(root)
+def boot_once():
+    st = Store(root)
+    B.load_ident(st)
+    return B.count_boot(st)
+print('BOOTS', [boot_once() for _ in range(3)])
+gens = {}
+for name in ('state0.bin', 'state1.bin'):
+    with open(root + 'data/' + name, 'rb') as f:
+        gens[struct.unpack_from('<I', f.read(), 40)[0]] = name
+with open(root + 'data/' + gens[max(gens)], 'r+b') as f:
+    f.seek(5)
+    f.write(b'\\xff')                   # the boot counter's bytes: the CRC no longer holds
+print('NEXT', boot_once())
+""")
+    assert "BOOTS [1, 2, 3]" in out, out
+    assert "NEXT 4" in out, out
 
 # -- app/boot.py: a full-length bad record is cut off at boot ---------------------------------
 
@@ -542,3 +585,81 @@ print('SESSION', shoe.deck.shoe_no)
     replies = [(r.status, r.detail) for r in _messages(wire, out, P.Reply)]
     assert replies == [(0, 0), (1, 1)], replies
     assert "SESSION 31" in out, out
+
+
+def test_a_manifest_of_51_cards_is_refused_after_full_ones(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    """SPEC 5 NEW_SHOE: a manifest of not 52 codes in all is refused, REPLY status 1 detail 2,
+    and the loaded session stays. Two full manifests first, so the shoe's staging table
+    holds a whole deck from before. Kills: the 52-entry count not checked."""
+    uid = lambda c: bytes((0x04, 7, c, 0xA0, 0xB1, 0xC2, c ^ 0x5A))  # noqa: E731
+    host = _manifest(wire, 5, uid) + _manifest(wire, 6, uid)
+    for part in range(4):
+        codes = range(part * 13, min(part * 13 + 13, 51))  # the ace of spades (51) left out
+        entries = tuple(P.ManifestEntry(code=c, uid=uid(c)) for c in codes)
+        host.append(wire.frame(P.NewShoe(shoe_no=7, deck_id=7, scheme=1, part=part, parts=4, entries=entries)))
+    out = mpy(SHOE + """
+for _ in range(12):
+    T.host(board)
+    T.spin(shoe)
+    acked()
+print('SESSION', shoe.deck.shoe_no, shoe.deck.entries)
+""", host=host)
+    replies = [(r.status, r.detail) for r in _messages(wire, out, P.Reply)]
+    assert replies == [(0, 0)] * 11 + [(1, 2)], replies
+    assert "SESSION 6 52" in out, out
+
+
+def test_a_record_the_flash_half_took_is_overwritten_not_followed(mpy) -> None:  # type: ignore[no-untyped-def]
+    """firmware/README.md "Flash layout": each record is written where the file's good records
+    end, so a write the flash half took is overwritten by the next, never followed. The
+    flash here fails after k more block programs, for each k, in the middle of card 3;
+    then it works again: the log holds cards 1-5 once each, in order, and so does the next
+    boot. Kills: records appended at the end of the file."""
+    out = mpy("""
+import shoetest as T
+from app.store import Store, StorageError
+from app import boot as B
+
+class Flaky(T.BlockDev):
+    budget = -1                       # block programs left before the flash refuses (-1: never)
+    def writeblocks(self, block, buf, off=None):
+        if self.budget == 0:
+            raise OSError(5)
+        if self.budget > 0:
+            self.budget -= 1
+        return T.BlockDev.writeblocks(self, block, buf, off)
+
+raw = bytearray(16)
+for k in range(8):
+    bd = Flaky(path=IMG + str(k))
+    root = T.mount(bd, point='/f')
+    st = Store(root)
+    B.count_boot(st)
+    st.new_session(8, 7, 2, bytearray(0), 0)
+    got = []
+    for i in range(1, 6):
+        if i == 3:
+            bd.budget = k
+        st.pack(2, i, 7, 40 + i, 2, 0, 0, 1000 + i, raw, 13)
+        try:
+            st.append()
+            got.append('ok')
+        except StorageError:
+            got.append('refused')
+        bd.budget = -1
+    live = [st.read(i) and st.unpack()[5] for i in range(1, st.logged + 1)]
+    st.close_log()
+    T.unmount('/f')
+    root = T.mount(bd, point='/f', fresh=False)
+    s2 = Store(root)
+    B.load_state(s2)
+    codes = []
+    B.open_log(s2, lambda r: codes.append(r.unpack()[5]))
+    s2.close_log()
+    T.unmount('/f')
+    print('K', k, got, live, codes)
+""", heapsize="256k", timeout=120)
+    lines = [line for line in out.splitlines() if line.startswith("K ")]
+    assert len(lines) == 8, out
+    for line in lines:
+        assert line.endswith("[41, 42, 43, 44, 45] [41, 42, 43, 44, 45]"), line
