@@ -27,6 +27,11 @@ _F_STORAGE = const(7)
 _TRIES = const(3)  # writes of the boot counter before the shoe gives up (AGCO 6.1.8)
 
 
+class LogKept(StorageError):
+    """The card log has a bad tail the boot could not cut off: it is kept as it is and the
+    shoe does not stream (appending after a bad record could bring old cards back)."""
+
+
 def ident_bytes(serial, key):
     """The ident.bin contents for `serial` and `key` (tests; the host writes the same)."""
     body = struct.pack(_IDENT_FMT, b"CSI1", serial, key)
@@ -182,7 +187,7 @@ def _truncate(st, name, good):
         os.rename(tmp, name)
     except (OSError, MemoryError) as e:
         st._remove(tmp)
-        raise StorageError("log") from e
+        raise LogKept("log") from e
 
 
 def cleanup(st):
@@ -201,7 +206,8 @@ def boot(st, d):
     """Load provisioning and state into Store `st`, count this boot, rebuild Deck `d`'s counts.
 
     False when the shoe is not provisioned (no valid ident.bin). Raises StorageError when
-    the boot cannot be counted (`count_boot`): the shoe must not stream. A card log that
+    the boot cannot be counted (`count_boot`), or LogKept when the card log's bad tail cannot
+    be cut off (`open_log`): the shoe must not stream. A card log that
     cannot be written later latches the STORAGE fault; the shoe boots and says so in HELLO.
     """
     if not load_ident(st):
@@ -218,8 +224,10 @@ def boot(st, d):
 
     try:
         open_log(st, replay)
+    except LogKept:
+        raise  # firmware/README.md: the log is left alone and the shoe does not stream
     except StorageError:
-        st.faults |= 1 << _F_STORAGE
+        st.faults |= 1 << _F_STORAGE  # the log could not be opened: the next append retries
     d.integ |= st.integ
     if st.ended:
         d.end_shoe()
