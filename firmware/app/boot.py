@@ -27,9 +27,10 @@ _F_STORAGE = const(7)
 _TRIES = const(3)  # writes of the boot counter before the shoe gives up (AGCO 6.1.8)
 
 
+# The card log has a bad tail the boot could not cut off: it is kept as it is and the shoe
+# does not stream (appending after a bad record could bring old cards back).
 class LogKept(StorageError):
-    """The card log has a bad tail the boot could not cut off: it is kept as it is and the
-    shoe does not stream (appending after a bad record could bring old cards back)."""
+    pass
 
 
 def ident_bytes(serial, key):
