@@ -84,7 +84,10 @@ wall clock, Unix ms, evidence only):
     ExposureDeclared(source=shoe_key); DECK_STATUS integrity bits newly set -> DeckIrregularity;
     KEY NEW_ROUND -> the daemon opens the next Round.
 
-The round (``round.py``)
+The round (``round.py``, the state machine; its state in ``state.py``; one module per phase,
+each with the ``verify_``/``do_`` pair of its operations: ``wagers.py``, ``deal.py``,
+``decisions.py``, ``counts.py``, ``irregularities.py``, ``settlement.py``; ``export.py``
+writes the round format and imports only the state, not the machine)
     ``Round.open(op: OpenRound) -> Round``; ``Round.replay(ops) -> Round``.
     ``round.verify(op)`` raises a ``RoundOperationError`` subclass naming what is wrong;
     ``round.can(op) -> bool``; ``round.do(op) -> tuple[Event, ...]`` verifies, applies, appends

@@ -8,23 +8,18 @@ version and currency, so ``cardshoe settle`` of an exported round gives the daem
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..cards import card_text
 from .events import DecisionKind, Irregularity, IrregularityKind
 from .operations import Choice
 from .places import PlaceKind, Position
 from .procedures import BASE_WAGERS, LET_IT_RIDE, STUD, WAGERS
-
-if TYPE_CHECKING:
-    from .round import Round
+from .state import TCP_FAMILY, RoundState
 
 __all__ = ["round_to_json", "FORMAT"]
 
 FORMAT = "cardshoe.round/1"
-
-_TCP_FAMILY = ("three-card-poker", "megalink-three-card-poker", "megalink-three-card-poker-xtreme")
-
 
 def _cards(codes: tuple[int | None, ...]) -> list[str]:
     # An unread card has no identity; such a round is void (5.1/5.8), so it is left out.
@@ -40,7 +35,7 @@ def _game_meta(game: str) -> tuple[str | None, str | None]:
     return g.rules_version, g.currency
 
 
-def _irregularity(rnd: Round, flag: Irregularity) -> dict[str, Any] | None:
+def _irregularity(rnd: RoundState, flag: Irregularity) -> dict[str, Any] | None:
     """One flag as the format's IRREGULARITY, or None when it changes no wager."""
     note = f"#{flag.id} {flag.kind.value}: {flag.detail} (rules {', '.join(flag.rules) or 'none'})"
     d = flag.decision
@@ -70,7 +65,7 @@ def _irregularity(rnd: Round, flag: Irregularity) -> dict[str, Any] | None:
 
 
 def round_to_json(
-    rnd: Round,
+    rnd: RoundState,
     *,
     limits: Mapping[str, Mapping[str, int]],
     jackpot_reset: int | None = None,
@@ -94,7 +89,7 @@ def round_to_json(
         wagers = dict(rnd.wagers.get(seat, {}))
         made = rnd.decisions.get(seat, [])
         decisions: dict[str, str] = {}
-        if rnd.game in _TCP_FAMILY or rnd.game == STUD:
+        if rnd.game in TCP_FAMILY or rnd.game == STUD:
             if Choice.PLAY in made:
                 wagers["play"] = wagers["ante"]  # 3.9.2: equal to the ante
                 decisions["ante"] = "play"
