@@ -42,7 +42,8 @@ Dealing procedures (``procedures.py``)
     and the burn (Megalink/Xtreme A); Xtreme B = seats, community 1, 2, burn | after decisions:
     dealer 1-3; Xtreme C = security, dealer 1-3, seats, community 1, 2, burn; manual = one card
     per position per pass (dealer last in each pass), then community 1, 2 (no burn); Let It
-    Ride = seats then community 1, 2 (no dealer); stud = 5-card hands, dealer card 5 public.
+    Ride on either device = packets of three seat by seat (3.6, its only dealing rule), then
+    community 1, 2 (no dealer); stud = 5-card hands, dealer card 5 public.
 
 Operations (``operations.py``), frozen keyword-only dataclasses, each with ``time_ms`` (host
 wall clock, Unix ms, evidence only):
