@@ -35,6 +35,20 @@ def _game_meta(game: str) -> tuple[str | None, str | None]:
     return g.rules_version, g.currency
 
 
+def _refused_rebuild(rnd: RoundState, flag: Irregularity) -> bool:
+    """Whether ``flag`` is a count flag that voided the round by the reconstruction rule when a
+    person refused what it proposed (a reconstruction, a manual deal's candidate placements).
+
+    A count flag a supervisor's ``VoidRound`` closed is not: that round was voided by the
+    supervisor's own flag, so both stay manager decisions."""
+    return (
+        flag.kind in (IrregularityKind.TOO_FEW_CARDS, IrregularityKind.CARD_NOT_DUE)
+        and flag.rules == rnd.rules.reconstruction
+        and rnd.void is not None
+        and rnd.void.flag == flag.id
+    )
+
+
 def _irregularity(rnd: RoundState, flag: Irregularity) -> dict[str, Any] | None:
     """One flag as the format's IRREGULARITY, or None when it changes no wager."""
     note = f"#{flag.id} {flag.kind.value}: {flag.detail} (rules {', '.join(flag.rules) or 'none'})"
@@ -47,6 +61,10 @@ def _irregularity(rnd: RoundState, flag: Irregularity) -> dict[str, Any] | None:
     if d is not DecisionKind.VOID_ROUND:
         return None  # acknowledged, reconstructed, or moot (still open in a round void anyway)
     if flag.resolved_by not in (None, "host"):
+        if _refused_rebuild(rnd, flag):
+            # 5.2 (LIR 5.3): dealt incorrectly and, the supervisor refusing the proposed move or
+            # placement, not reconstructed: the round is void by that rule, not by a referral.
+            return {"kind": "misdeal", "note": note}
         return {"kind": "manager_decision", "effect": "void_round", "note": note}
     if flag.kind is IrregularityKind.DECK:
         # An unread card's identity is unknown, so it may not belong to the deck: 5.1 as foreign.
