@@ -51,7 +51,7 @@ class Limits:
 ROUND_FILE = Limits(max_bytes=1 << 20, max_depth=16, max_string=1000, max_digits=19, max_items=1000)
 """The bounds of a round file (`cardshoe settle`, docs/round-format.md)."""
 
-API_BODY = Limits(max_bytes=64 << 10, max_depth=8, max_string=1000, max_digits=19, max_items=100)
+API_BODY = Limits(max_bytes=64 << 10, max_depth=8, max_string=256, max_digits=19, max_items=100)
 """The bounds of an HTTP API request body (docs/api.md)."""
 
 
