@@ -70,6 +70,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps(settlement.to_json(), indent=indent))
         sys.stdout.flush()
     except BrokenPipeError:
-        # The reader (e.g. `| head`) went away: not an error of the settlement.
+        # The reader (e.g. `| head`) went away: stop quietly, with the status of a closed
+        # pipe (141, as `cardshoe --help` lists), not a claim that everything was printed.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return 0

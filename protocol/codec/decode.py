@@ -203,7 +203,8 @@ def _payload_of(raw: bytes, length: int) -> bytes:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Dissect a capture into JSON lines; returns 0, or 2 when the input cannot be read."""
+    """Dissect a capture into JSON lines; returns 0, 1 when the capture holds no valid frame
+    (empty, or only rejected bytes), or 2 when the input cannot be read."""
     parser = argparse.ArgumentParser(prog="cardshoe decode", description=__doc__.split("\n\n")[0])
     parser.add_argument("capture", help="capture file, or - for standard input")
     parser.add_argument("--format", choices=["auto", "raw", "hex"], default="auto",
@@ -240,10 +241,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CaptureError as exc:
         print(f"cardshoe decode: {exc}", file=sys.stderr)
         return 2
-    if not capture:
-        print(f"cardshoe decode: {args.capture}: the capture is empty", file=sys.stderr)
     for line in lines:
         print(json.dumps(line, ensure_ascii=False))
+    # A capture with nothing in it that is a frame is not a success (exit 1, one line why):
+    # an empty file or line noise usually means the wrong file, port or format.
+    if not capture:
+        print(f"cardshoe decode: {args.capture}: the capture is empty", file=sys.stderr)
+        return 1
+    if not any(line.get("result") in ("ok", "unverified") for line in lines):
+        print(f"cardshoe decode: {args.capture}: no valid frame in {len(capture)} bytes "
+              f"({len(lines)} rejected or incomplete)", file=sys.stderr)
+        return 1
     return 0
 
 
