@@ -165,3 +165,8 @@ def test_a_missing_file_is_one_line() -> None:
         done = cardshoe(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert "/nonexistent/" in one_line(done)
+
+
+def test_a_bad_timing_argument_is_refused() -> None:
+    done = cardshoe("hil", "timing", "--cycles", "-1", timeout=120)
+    assert done.returncode == 2 and "--cycles" in one_line(done)
