@@ -85,11 +85,14 @@ def _quiet_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to a subcommand; returns the process exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help", "help"):
-        print(_usage())
-        return 0
-    if args[0] in ("-V", "--version"):
-        print(f"cardshoe {version()}")
+    if not args or args[0] in ("-h", "--help", "help", "-V", "--version"):
+        text = f"cardshoe {version()}" if args and args[0] in ("-V", "--version") else _usage()
+        try:
+            print(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+            return BROKEN_PIPE
         return 0
     name, rest = args[0], args[1:]
     if name not in SUBCOMMANDS:

@@ -170,3 +170,30 @@ def test_a_missing_file_is_one_line() -> None:
 def test_a_bad_timing_argument_is_refused() -> None:
     done = cardshoe("hil", "timing", "--cycles", "-1", timeout=120)
     assert done.returncode == 2 and "--cycles" in one_line(done)
+
+
+def test_an_internal_error_is_one_line_with_status_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # A subcommand with a bug (a real module that raises), dispatched as any other.
+    from cardshoe import cli
+
+    (tmp_path / "buggy_command.py").write_text(
+        "def main(argv):\n    raise RuntimeError('a bug\\nover two lines')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(cli.SUBCOMMANDS, "buggy", ("buggy_command", "raises"))
+    monkeypatch.delenv("CARDSHOE_DEBUG", raising=False)
+    assert cli.main(["buggy"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: RuntimeError: a bug over two lines" in err
+    monkeypatch.setenv("CARDSHOE_DEBUG", "1")
+    with pytest.raises(RuntimeError):
+        cli.main(["buggy"])
+
+
+def test_help_into_a_closed_pipe_stops_quietly() -> None:
+    out = _no_reader()
+    try:
+        done = cardshoe("--help", stdout=out)
+    finally:
+        os.close(out)
+    assert done.returncode == 141 and done.stderr == b""
