@@ -104,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(name: str, rest: list[str]) -> int:
     """Run one subcommand, turning what escapes it into one line and an exit status."""
     prog = f"cardshoe {name}"
+    # Every subcommand builds its own argparse parser; their usage errors become one line
+    # here, for this call only (restored below), so library users keep argparse's default.
     saved: Any = argparse.ArgumentParser.error
     argparse.ArgumentParser.error = _one_line_usage_error  # type: ignore[method-assign]
     try:
