@@ -321,7 +321,8 @@ class TableCore:
                     op = rounds.operation_from_json(body["op"])
                 except (KeyError, TypeError, ValueError) as exc:
                     raise InputError("op", str(exc)) from None
-                if isinstance(op, (rounds.PlaceWager, rounds.ChangeWager)) and op.wager == "progressive" and op.amount:
+                if (isinstance(op, (rounds.PlaceWager, rounds.ChangeWager)) and op.wager == "progressive"
+                        and op.amount and round_.can(op)):  # a wager the round refuses anyway says why
                     self._need_jackpot_reset("a progressive wager")
                 done = self._do(round_, op, source="table")
                 derived = done.derived
