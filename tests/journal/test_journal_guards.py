@@ -86,3 +86,30 @@ def test_a_frame_and_its_window_are_committed_together(tmp_path: Path) -> None:
         assert (entry.shoe, entry.boot, entry.seq, entry.type) == (9, 3, 1, 7)
         reader.close()
 
+
+
+def test_replay_finds_a_derived_entry_edited_or_missing(tmp_path: Path) -> None:
+    """docs/api.md: `cardshoe replay` rebuilds every round from the journal and checks that
+    every event and settlement comes out byte for byte the same. An event edited after the
+    fact, or one deleted, is a mismatch. Kills: the body not compared; the count not compared."""
+    from cardshoe.journal.replay import replay
+
+    path = tmp_path / "j.sqlite"
+    with Journal(path) as journal:
+        service = TableService(TableCore(TableSetup(name="t", game="three-card-poker", seats=7)), journal, EventBus())
+        service.submit_input({"action": "nonsense"})  # refused, and the refusal is a derived event
+        service.submit_input({"action": "nonsense again"})
+    report, _ = replay(path)
+    assert report.ok, report.mismatches
+    conn = sqlite3.connect(path)
+    first, second = (r[0] for r in conn.execute("SELECT id FROM entries WHERE kind = 'event' ORDER BY id"))
+    conn.execute("UPDATE entries SET body = replace(body, 'nonsense again', 'nonsense, edited') WHERE id = ?", (second,))
+    conn.commit()
+    report, _ = replay(path)
+    assert not report.ok and any(f"entry {second}" in m for m in report.mismatches), report.mismatches
+    conn.execute("DELETE FROM entries WHERE id = ?", (second,))
+    conn.commit()
+    conn.close()
+    report, _ = replay(path)
+    assert not report.ok and any("holds 1 derived entries; replay derived 2" in m for m in report.mismatches), \
+        report.mismatches
