@@ -1,7 +1,8 @@
-# cardshoe wire codec, firmware side: protocol/SPEC.md version 1 in plain MicroPython.
+# cardshoe wire codec, firmware side: protocol/SPEC.md version 2 in plain MicroPython.
 #
-# Plain struct, binascii.crc32, hashlib.sha256 (HMAC by hmac256.py) and a hand-written
-# COBS. Buffers are allocated once per object; nothing is allocated per byte. Runs
+# Plain struct, binascii.crc32, hashlib.sha256 (HMAC by hmac256.py), a hand-written
+# COBS, and AES-128 in counter mode built on cryptolib's ECB (SPEC 3.5: rp2 and unix ports
+# have ECB and CBC, not CTR). Buffers are allocated once per object; nothing is allocated per byte. Runs
 # unchanged under CPython, so the host tests and the benchmark drive this same file.
 #
 # API
@@ -19,7 +20,7 @@
 #       returns the byte count. `payload` is any buffer; `plen` (default len(payload))
 #       lets a caller pass its whole preallocated payload buffer. ValueError if too long.
 #
-#   rx = Receiver(key, serial, last_boot=0, last_seq=0, from_shoe=False)
+#   rx = Receiver(key, serial, last_boot=0, last_seq=0, from_shoe=False, sealer=None)
 #   for result in rx.feed(data):   # data: bytes/bytearray/memoryview from the line
 #       if result is OK: rx.mtype, rx.flags, rx.boot, rx.seq, rx.payload (a memoryview
 #           into the receiver's buffer, valid until the next result) describe the frame.
@@ -33,12 +34,33 @@
 #   rx.buffered, rx.high_water (never above MAX_ENCODED), rx.reset().
 #   from_shoe=True makes a receiver of shoe frames (the host's role; tests and the bench).
 #
+#   Card values (SPEC 3.5): the encoder seals the card values of CARD, DECK_STATUS and
+#   NEW_SHOE (the bytes from sealed_from(type) to the end of the payload) before the tag,
+#   and the receiver opens them in place after the tag, the window and the type checked
+#   (rx.payload is the opened payload). enc.sealer is the Sealer; pass it to the Receiver
+#   (sealer=) so the two share one AES context.
+#
 #   The payload packers and readers are in payloads.py (not loaded on the shoe).
 #   payload_ok(mtype, p) -> bool: the SPEC 5 bad_payload rules (the receiver applies them).
 import binascii
 import struct
 
 from hmac256 import HMAC256
+
+# AES: MicroPython's cryptolib (ECB, mode 1); under CPython (the host tests and the bench
+# drive this file) the same ECB block from the host package. A MicroPython built without
+# cryptolib has none: Sealer() raises, and the shoe stops at boot rather than send card
+# values in clear (SPEC 3.5, firmware/README.md).
+try:
+    from cryptolib import aes as _aes
+except ImportError:
+    try:
+        from ucryptolib import aes as _aes
+    except ImportError:
+        try:
+            from cardshoe.protocol.seal import Ecb as _aes
+        except ImportError:
+            _aes = None
 
 try:
     from micropython import const
@@ -48,7 +70,7 @@ except ImportError:  # CPython: the tests and the benchmark
         return x
 
 
-VERSION = const(1)
+VERSION = const(2)
 HEADER_SIZE = const(17)
 TAG_SIZE = const(8)
 CRC_SIZE = const(4)
@@ -101,13 +123,59 @@ REASONS = (OVERSIZE, BAD_COBS, TRUNCATED, BAD_LENGTH, BAD_CRC, BAD_VERSION, BAD_
 
 _HEADER = "<BBBIIIH"
 _U32 = "<I"
+_NONCE = "<IIB"
+# The card key is HMAC-SHA256(shoe key, this label), first 16 bytes (SPEC 3.5).
+_CARD_KEY_LABEL = b"cardshoe v2 card values"
 
 # Fixed payload sizes; CARD (20-35) and NEW_SHOE (12-227) are checked by their own rules.
 _SIZES = {
-    HELLO: 51, UNREAD: 10, DECK_STATUS: 26, FAULT: 8, KEY: 6, HEARTBEAT: 7, REPLY: 10,
+    HELLO: 51, UNREAD: 10, DECK_STATUS: 26, FAULT: 8, KEY: 6, HEARTBEAT: 7, REPLY: 14,
     ACK: 8, RESEND_FROM: 8, CONFIG: 8, TIME: 8, PING: 4, MAINTENANCE: 4, CLEAR: 4,
     CARDS_FROM: 6,
 }
+
+
+def sealed_from(mtype):
+    """Where a payload's sealed card values start (SPEC 3.5): CARD from card_deck, DECK_STATUS
+    its missing_map, NEW_SHOE its manifest entries; MAX_PAYLOAD (nothing) for other types."""
+    if mtype == CARD:
+        return 6
+    if mtype == DECK_STATUS:
+        return 19
+    if mtype == NEW_SHOE:
+        return 12
+    return MAX_PAYLOAD
+
+
+class Sealer:
+    """AES-128-CTR keystream XORed over card values (SPEC 3.5), built on ECB blocks.
+
+    Counter block i of frame (type, boot, seq) is `<IIB` boot, seq, type, three zero bytes,
+    then i as a big-endian u32. Its two 16-byte buffers are made once: sealing allocates
+    nothing. Sealing and opening are the same operation.
+    """
+
+    def __init__(self, mac):
+        if _aes is None:
+            raise OSError("no cryptolib AES: card values cannot be sealed (SPEC 3.5)")
+        self._aes = _aes(mac.digest(_CARD_KEY_LABEL)[:16], 1)
+        self._ctr = bytearray(16)
+        self._ks = bytearray(16)
+
+    def apply(self, buf, start, end, mtype, boot, seq):
+        ctr = self._ctr
+        ks = self._ks
+        struct.pack_into(_NONCE, ctr, 0, boot, seq, mtype)
+        block = 0
+        while start < end:
+            ctr[15] = block  # at most 14 blocks: bytes 12-14 of the counter stay 0
+            self._aes.encrypt(ctr, ks)
+            k = 0
+            while k < 16 and start < end:
+                buf[start] ^= ks[k]
+                k += 1
+                start += 1
+            block += 1
 
 
 def payload_ok(mtype, p):
@@ -145,6 +213,7 @@ class Encoder:
     def __init__(self, key, serial):
         self.serial = serial
         self._mac = HMAC256(key)
+        self.sealer = Sealer(self._mac)
         self._frame = bytearray(MAX_FRAME)
         self._fmv = memoryview(self._frame)
 
@@ -160,6 +229,9 @@ class Encoder:
         struct.pack_into(_HEADER, f, 0, VERSION, mtype, flags, self.serial, boot, seq, plen)
         fmv[HEADER_SIZE:HEADER_SIZE + plen] = memoryview(payload)[:plen]
         end = HEADER_SIZE + plen
+        start = sealed_from(mtype)
+        if start < plen:
+            self.sealer.apply(f, HEADER_SIZE + start, end, mtype, boot, seq)
         tag = self._mac.digest(fmv[:end])
         for i in range(TAG_SIZE):
             f[end + i] = tag[i]
@@ -196,11 +268,12 @@ class Encoder:
 class Receiver:
     """Bounded frame receiver: resyncs at each 0x00, never holds more than MAX_ENCODED."""
 
-    def __init__(self, key, serial, last_boot=0, last_seq=0, from_shoe=False):
+    def __init__(self, key, serial, last_boot=0, last_seq=0, from_shoe=False, sealer=None):
         self.serial = serial
         self.last_boot = last_boot
         self.last_seq = last_seq
         self._mac = HMAC256(key)
+        self._sealer = sealer or Sealer(self._mac)
         self._want_host = not from_shoe
         self._buf = bytearray(MAX_ENCODED)
         self._mv = memoryview(self._buf)
@@ -301,6 +374,9 @@ class Receiver:
         self.last_seq = self.seq
         if not (HELLO <= self.mtype <= REPLY or ACK <= self.mtype <= CARDS_FROM):
             return UNKNOWN_TYPE
+        start = sealed_from(self.mtype)
+        if start < length:
+            self._sealer.apply(buf, HEADER_SIZE + start, body, self.mtype, self.boot, self.seq)
         self.payload = mv[HEADER_SIZE:body]
         if not payload_ok(self.mtype, self.payload):
             return BAD_PAYLOAD
