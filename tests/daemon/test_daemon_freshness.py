@@ -317,3 +317,36 @@ def test_a_recording_of_the_current_boot_is_refused_once_the_live_shoe_answers(m
     assert [snap["hands"][k] for k in ("seat 2", "seat 5", "dealer")] == [
         [c(x) for x in HANDS[i:i + 3]] for i in (0, 3, 6)]
     assert sorted(int(k) for k in snap["placements"]) == list(range(4, 13))
+
+
+def test_a_recording_of_the_current_boot_fed_to_an_unflagged_restored_journal_is_refused(make_table) -> None:  # type: ignore[no-untyped-def]
+    # The journal knows the shoe, but at an older boot (restored from a backup taken before
+    # the shoe rebooted; the operator did not say so). The link asks for the proven boot from
+    # seq 1 and stalls, visibly (SPEC 3.4 item 6); the shoe's REPLY said it no longer holds
+    # those frames, so a recording of them fed now is `replay` ("not held"), never placed.
+    table: Table = make_table(TCP, 7)
+    table.power_on_and_load()
+    backup = table.tmp_path / "backup.sqlite"
+    _backup(table.config.journal, backup)
+    table.shoe.reboot()  # a new boot, journaled by the journal that will be lost
+    table.shoe.wait_acked()
+    rid = open_two_seat_round(table)
+    table.deal([c(x) for x in ROYAL])
+    boot = table.shoe.state.boot
+    with journal(table) as j:
+        recording = [(e.seq, e.raw) for e in j.entries(("frame",)) if e.boot == boot and e.raw]
+    table.kill_daemon()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(table.config.journal) + suffix).unlink(missing_ok=True)
+    shutil.copy(backup, table.config.journal)
+    table.start_daemon()
+    rid = open_two_seat_round(table)
+    table.shoe.send_raw(b"".join(b"\x00" + bytes(raw) + b"\x00" for _, raw in recording if raw is not None))
+    wait_for(lambda: "shoe_verified" in _types(table, "link"), what="the live shoe's REPLY")
+    seqs = sorted(seq for seq, _ in recording)
+    wait_for(lambda: table.daemon.status()["link"]["rejected"].get("replay:not held", 0) >= len(seqs),
+             what="the recording refused as not held")
+    wait_for(lambda: table.daemon.status()["link"]["gaps"] >= 1, what="the gap, shown")
+    assert table.round(rid)["placements"] == {}
+    with journal(table) as j:
+        assert not [e for e in j.entries(("frame",)) if e.boot == boot and e.seq in seqs]
