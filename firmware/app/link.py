@@ -43,12 +43,12 @@ class Link:
         self._c_next = 0
         self._stalled = False
 
-    def attach(self, key, serial, sealer=None):
-        """Make the receiver for this shoe's key, its window from flash (`sealer`: the
-        encoder's, so one AES context serves both directions)."""
+    def attach(self, key, serial, enc=None):
+        """Make the receiver for this shoe's key, its window from flash (`enc`: the shoe's
+        Encoder, whose HMAC and AES context the receiver shares)."""
         self.epoch = self.store.epoch
         self.seq = self.store.hseq
-        self.rx = wire.Receiver(key, serial, self.epoch, self.seq, False, sealer)
+        self.rx = wire.Receiver(key, serial, self.epoch, self.seq, False, enc)
 
     def feed(self, buf, n):
         """Bytes from the serial line."""

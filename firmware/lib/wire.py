@@ -20,11 +20,11 @@
 #       returns the byte count. `payload` is any buffer; `plen` (default len(payload))
 #       lets a caller pass its whole preallocated payload buffer. ValueError if too long.
 #
-#   rx = Receiver(key, serial, last_boot=0, last_seq=0, from_shoe=False, sealer=None)
+#   rx = Receiver(key, serial, last_boot=0, last_seq=0, from_shoe=False, enc=None)
 #   for result in rx.feed(data):   # data: bytes/bytearray/memoryview from the line
 #       if result is OK: rx.mtype, rx.flags, rx.boot, rx.seq, rx.payload (a memoryview
 #           into the receiver's buffer, valid until the next result) describe the frame.
-#       else: result is the rejection reason; rx.counts[reason] counts it. From BAD_VERSION
+#       else: result is the rejection reason (the caller counts what it needs). From BAD_VERSION
 #           on, rx.mtype/flags/boot/seq are the rejected frame's (for REPLAY: answer a
 #           resent command again without acting on it).
 #       Iterate feed() to its end: bytes after the point where iteration stops are not read.
@@ -35,10 +35,9 @@
 #   from_shoe=True makes a receiver of shoe frames (the host's role; tests and the bench).
 #
 #   Card values (SPEC 3.5): the encoder seals the card values of CARD, DECK_STATUS and
-#   NEW_SHOE (the bytes from sealed_from(type) to the end of the payload) before the tag,
-#   and the receiver opens them in place after the tag, the window and the type checked
-#   (rx.payload is the opened payload). enc.sealer is the Sealer; pass it to the Receiver
-#   (sealer=) so the two share one AES context.
+#   NEW_SHOE before the tag, and the receiver opens them in place after the tag, the
+#   window and the type are checked (rx.payload is the opened payload); enc.seal() does it.
+#   Pass the shoe's Encoder to its Receiver (enc=) so the two share one HMAC and AES context.
 #
 #   The payload packers and readers are in payloads.py (not loaded on the shoe).
 #   payload_ok(mtype, p) -> bool: the SPEC 5 bad_payload rules (the receiver applies them).
@@ -47,20 +46,11 @@ import struct
 
 from hmac256 import HMAC256
 
-# AES: MicroPython's cryptolib (ECB, mode 1); under CPython (the host tests and the bench
-# drive this file) the same ECB block from the host package. A MicroPython built without
-# cryptolib has none: Sealer() raises, and the shoe stops at boot rather than send card
-# values in clear (SPEC 3.5, firmware/README.md).
-try:
-    from cryptolib import aes as _aes
-except ImportError:
-    try:
-        from ucryptolib import aes as _aes
-    except ImportError:
-        try:
-            from cardshoe.protocol.seal import Ecb as _aes
-        except ImportError:
-            _aes = None
+# AES: MicroPython's cryptolib, ECB (mode 1), from which the counter mode is built (SPEC
+# 3.5). A MicroPython built without cryptolib cannot import this module: the shoe stops at
+# boot rather than send card values in clear (firmware/README.md). Under CPython the tests
+# put a stand-in of the same name on the path (tests/cpython/cryptolib.py).
+from cryptolib import aes
 
 try:
     from micropython import const
@@ -118,14 +108,9 @@ BAD_DIRECTION = "bad_direction"
 REPLAY = "replay"
 UNKNOWN_TYPE = "unknown_type"
 BAD_PAYLOAD = "bad_payload"
-REASONS = (OVERSIZE, BAD_COBS, TRUNCATED, BAD_LENGTH, BAD_CRC, BAD_VERSION, BAD_FLAGS,
-           UNKNOWN_SHOE, BAD_TAG, BAD_DIRECTION, REPLAY, UNKNOWN_TYPE, BAD_PAYLOAD)
 
 _HEADER = "<BBBIIIH"
 _U32 = "<I"
-_NONCE = "<IIB"
-# The card key is HMAC-SHA256(shoe key, this label), first 16 bytes (SPEC 3.5).
-_CARD_KEY_LABEL = b"cardshoe v2 card values"
 
 # Fixed payload sizes; CARD (20-35) and NEW_SHOE (12-227) are checked by their own rules.
 _SIZES = {
@@ -133,49 +118,6 @@ _SIZES = {
     ACK: 8, RESEND_FROM: 8, CONFIG: 8, TIME: 8, PING: 4, MAINTENANCE: 4, CLEAR: 4,
     CARDS_FROM: 6,
 }
-
-
-def sealed_from(mtype):
-    """Where a payload's sealed card values start (SPEC 3.5): CARD from card_deck, DECK_STATUS
-    its missing_map, NEW_SHOE its manifest entries; MAX_PAYLOAD (nothing) for other types."""
-    if mtype == CARD:
-        return 6
-    if mtype == DECK_STATUS:
-        return 19
-    if mtype == NEW_SHOE:
-        return 12
-    return MAX_PAYLOAD
-
-
-class Sealer:
-    """AES-128-CTR keystream XORed over card values (SPEC 3.5), built on ECB blocks.
-
-    Counter block i of frame (type, boot, seq) is `<IIB` boot, seq, type, three zero bytes,
-    then i as a big-endian u32. Its two 16-byte buffers are made once: sealing allocates
-    nothing. Sealing and opening are the same operation.
-    """
-
-    def __init__(self, mac):
-        if _aes is None:
-            raise OSError("no cryptolib AES: card values cannot be sealed (SPEC 3.5)")
-        self._aes = _aes(mac.digest(_CARD_KEY_LABEL)[:16], 1)
-        self._ctr = bytearray(16)
-        self._ks = bytearray(16)
-
-    def apply(self, buf, start, end, mtype, boot, seq):
-        ctr = self._ctr
-        ks = self._ks
-        struct.pack_into(_NONCE, ctr, 0, boot, seq, mtype)
-        block = 0
-        while start < end:
-            ctr[15] = block  # at most 14 blocks: bytes 12-14 of the counter stay 0
-            self._aes.encrypt(ctr, ks)
-            k = 0
-            while k < 16 and start < end:
-                buf[start] ^= ks[k]
-                k += 1
-                start += 1
-            block += 1
 
 
 def payload_ok(mtype, p):
@@ -212,10 +154,40 @@ class Encoder:
 
     def __init__(self, key, serial):
         self.serial = serial
-        self._mac = HMAC256(key)
-        self.sealer = Sealer(self._mac)
+        self.mac = HMAC256(key)
+        # The card key: HMAC-SHA256(shoe key, label), first 16 bytes (SPEC 3.5).
+        self._aes = aes(self.mac.digest(b"cardshoe v2 card values")[:16], 1)
+        self._ctr = bytearray(16)
+        self._ks = bytearray(16)
         self._frame = bytearray(MAX_FRAME)
         self._fmv = memoryview(self._frame)
+
+    def seal(self, buf, start, end, mtype, boot, seq):
+        """XOR the AES-128-CTR keystream of frame (type, boot, seq) over the card values of
+        the payload buf[start:end] (SPEC 3.5): CARD from byte 6 (card_deck), DECK_STATUS
+        from 19 (missing_map), NEW_SHOE from 12 (its entries); other types have none.
+        Counter block i is `<IIB` boot, seq, type, three zero bytes, then i as a big-endian
+        u32, encrypted by cryptolib's ECB. Sealing and opening are the same XOR; the two
+        16-byte buffers are made once, so it allocates nothing."""
+        if mtype == CARD:
+            start += 6
+        elif mtype == DECK_STATUS:
+            start += 19
+        elif mtype == NEW_SHOE:
+            start += 12
+        else:
+            return
+        ctr = self._ctr
+        ks = self._ks
+        struct.pack_into("<IIB", ctr, 0, boot, seq, mtype)
+        i = 0
+        while start < end:
+            if not i & 15:
+                ctr[15] = i >> 4  # at most 14 blocks: bytes 12-14 of the counter stay 0
+                self._aes.encrypt(ctr, ks)
+            buf[start] ^= ks[i & 15]
+            start += 1
+            i += 1
 
     def encode(self, mtype, flags, boot, seq, payload, out, plen=-1):
         if plen < 0:
@@ -229,10 +201,8 @@ class Encoder:
         struct.pack_into(_HEADER, f, 0, VERSION, mtype, flags, self.serial, boot, seq, plen)
         fmv[HEADER_SIZE:HEADER_SIZE + plen] = memoryview(payload)[:plen]
         end = HEADER_SIZE + plen
-        start = sealed_from(mtype)
-        if start < plen:
-            self.sealer.apply(f, HEADER_SIZE + start, end, mtype, boot, seq)
-        tag = self._mac.digest(fmv[:end])
+        self.seal(f, HEADER_SIZE, end, mtype, boot, seq)
+        tag = self.mac.digest(fmv[:end])
         for i in range(TAG_SIZE):
             f[end + i] = tag[i]
         end += TAG_SIZE
@@ -268,22 +238,18 @@ class Encoder:
 class Receiver:
     """Bounded frame receiver: resyncs at each 0x00, never holds more than MAX_ENCODED."""
 
-    def __init__(self, key, serial, last_boot=0, last_seq=0, from_shoe=False, sealer=None):
+    def __init__(self, key, serial, last_boot=0, last_seq=0, from_shoe=False, enc=None):
         self.serial = serial
         self.last_boot = last_boot
         self.last_seq = last_seq
-        self._mac = HMAC256(key)
-        self._sealer = sealer or Sealer(self._mac)
+        # The encoder's HMAC and AES context serve here too (the shoe passes its own).
+        self._enc = enc or Encoder(key, serial)
         self._want_host = not from_shoe
         self._buf = bytearray(MAX_ENCODED)
         self._mv = memoryview(self._buf)
         self._n = 0
         self._discarding = False
         self.high_water = 0
-        self.counts = {}
-        for reason in REASONS:
-            self.counts[reason] = 0
-        self.counts[OK] = 0
         self.mtype = 0
         self.flags = 0
         self.boot = 0
@@ -307,16 +273,13 @@ class Receiver:
                 elif self._n:
                     n = self._n
                     self._n = 0
-                    result = self._check(n)
-                    self.counts[result] += 1
-                    yield result
+                    yield self._check(n)
                 continue
             if self._discarding:
                 continue
             if self._n == MAX_ENCODED:
                 self._n = 0
                 self._discarding = True
-                self.counts[OVERSIZE] += 1
                 yield OVERSIZE
                 continue
             buf[self._n] = b
@@ -360,7 +323,7 @@ class Receiver:
             return BAD_FLAGS
         if shoe != self.serial:
             return UNKNOWN_SHOE
-        tag = self._mac.digest(mv[:body])
+        tag = self._enc.mac.digest(mv[:body])
         diff = 0
         for k in range(TAG_SIZE):
             diff |= tag[k] ^ buf[body + k]
@@ -374,9 +337,7 @@ class Receiver:
         self.last_seq = self.seq
         if not (HELLO <= self.mtype <= REPLY or ACK <= self.mtype <= CARDS_FROM):
             return UNKNOWN_TYPE
-        start = sealed_from(self.mtype)
-        if start < length:
-            self._sealer.apply(buf, HEADER_SIZE + start, body, self.mtype, self.boot, self.seq)
+        self._enc.seal(buf, HEADER_SIZE, body, self.mtype, self.boot, self.seq)
         self.payload = mv[HEADER_SIZE:body]
         if not payload_ok(self.mtype, self.payload):
             return BAD_PAYLOAD

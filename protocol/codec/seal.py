@@ -54,17 +54,3 @@ def seal_payload(key: bytes, mtype: int, boot: int, seq: int, payload: bytes) ->
 
 open_payload = seal_payload
 """Opening is sealing again (CTR)."""
-
-
-class Ecb:
-    """cryptolib's `aes(key, 1)` ECB block for firmware/lib/wire.py when CPython runs it
-    (the host tests, the bench's scripted shoes): `encrypt(src, dst)` of one 16-byte block."""
-
-    def __init__(self, key: bytes, mode: int) -> None:
-        if mode != 1:
-            raise ValueError("only ECB (mode 1)")
-        self._enc = Cipher(algorithms.AES(bytes(key)), modes.ECB()).encryptor()
-
-    def encrypt(self, src: bytes | bytearray | memoryview, dst: bytearray | memoryview) -> None:
-        """Encrypt the 16 bytes of `src` into `dst`."""
-        dst[:16] = self._enc.update(bytes(src))
