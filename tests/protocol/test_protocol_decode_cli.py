@@ -89,8 +89,15 @@ def test_without_a_key_no_card_value_is_in_the_output(
             if key in fields:
                 assert fields[key] not in text
         assert want["payload"][12:] not in text  # the plain payload past the clear prefix
-    _, keyed, _ = run([str(path), "--key", KEY_HEX], capsys)
+    # With the host's key store (`--keys DIR`) every card value is opened.
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    (keys / f"{DOC['shoe']}.key").write_text(KEY_HEX + "\n")
+    os.chmod(keys / f"{DOC['shoe']}.key", 0o600)
+    _, keyed, _ = run([str(path), "--keys", str(keys)], capsys)
+    assert [line["result"] for line in keyed] == ["ok"] * len(keyed)
     assert [line["fields"] for line in keyed] == [e["fields"] for e in BY_NAME[name]["expect"]]
+    assert not [line for line in keyed if "sealed" in line]
 
 
 def test_key_store_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
