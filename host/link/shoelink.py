@@ -169,6 +169,9 @@ class ShoeLink:
         self.receiver = Receiver(keys, windows=self.windows)
         self.stats = LinkStats()
         self._seq = itertools.count(1)
+        # Only a journal that knows no shoe (a new one) or one declared restored can have
+        # lost the last epoch used; one that knows its shoes took an epoch above theirs.
+        self._epoch_ready = bool(self.windows) and not journal_restored
         self._last_seq = 0
         self._lock = threading.RLock()
         self._commands: deque[Command] = deque()
@@ -206,12 +209,32 @@ class ShoeLink:
         if key is None:
             raise KeyError(f"shoe {shoe}: no key, cannot address it")
         with self._lock:
+            self._epoch_over()
             if seq is None:
                 seq = next(self._seq)
                 self._last_seq = seq
             data = encode_frame(message, key=key, shoe=shoe, boot=self.epoch, seq=seq, flags=flags)
             self.transport.write(data)
         return seq
+
+    def _epoch_over(self) -> None:
+        """Send nothing under an epoch taken from the clock until its second is over (SPEC 3.3).
+
+        A journal's epoch is the unix time in seconds at start. A daemon started on a new or
+        restored journal within the same second as the last one would take the same epoch;
+        then a recorded REPLY of the last run could name one of its commands and pass for
+        the live shoe's (SPEC 3.4 item 6), and a NEW_SHOE could be sealed under a nonce
+        already used (3.5). Once this second is over before the first frame goes out, any
+        daemon started after a frame of this one exists takes a greater epoch. At most one
+        second, once, at start, and only on a journal that knows no shoe or was declared
+        restored: a journal that knows its shoes holds the epoch they last saw, and takes
+        one above it (an unflagged restored backup is assumed older than a second).
+        """
+        if not self._epoch_ready:
+            delay = self.epoch + 1 - time.time()
+            if 0 < delay <= 1:  # (an epoch ahead of the clock came from the journal: unique)
+                time.sleep(delay)
+            self._epoch_ready = True
 
     def send_command(self, shoe: int, message: Message, on_reply: Callable[[Command], None] | None = None) -> Command:
         """Queue a host command; it is sent (and resent) until the shoe's REPLY names it."""
