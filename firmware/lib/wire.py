@@ -1,9 +1,10 @@
 # cardshoe wire codec, firmware side: protocol/SPEC.md version 2 in plain MicroPython.
 #
 # Plain struct, binascii.crc32, hashlib.sha256 (HMAC by hmac256.py), a hand-written
-# COBS, and AES-128 in counter mode built on cryptolib's ECB (SPEC 3.5: rp2 and unix ports
-# have ECB and CBC, not CTR). Buffers are allocated once per object; nothing is allocated per byte. Runs
-# unchanged under CPython, so the host tests and the benchmark drive this same file.
+# COBS, and AES-128 in counter mode built on cryptolib's ECB (SPEC 3.5: the rp2 and unix
+# ports have ECB and CBC, not CTR). Buffers are allocated once per object; nothing is
+# allocated per byte. Runs unchanged under CPython (with tests/cpython/cryptolib.py on the
+# path), so the host tests and the benchmark drive this same file.
 #
 # API
 #   Constants: VERSION, HEADER_SIZE, TAG_SIZE, MIN_FRAME, MAX_FRAME, MAX_PAYLOAD,

@@ -380,7 +380,7 @@ class ShoeLink:
             self.stats.held_dropped += 1
         if proof:
             assert isinstance(message, Reply)
-            self._verify(shoe, frame.boot, message)
+            self._verify(shoe, frame.boot, frame.seq, message)
             return True
         if shoe not in self._challenged:
             self._challenged.add(shoe)
@@ -388,17 +388,19 @@ class ShoeLink:
             self.sink.shoe_challenged(shoe, self.epoch, cmd.seq)
         return False
 
-    def _verify(self, shoe: int, boot: int, reply: Reply) -> None:
+    def _verify(self, shoe: int, boot: int, seq: int, reply: Reply) -> None:
         """The REPLY of a frame of `boot` named a command of this epoch: `boot` is live.
 
         Under the same tag the REPLY names `oldest`, the first seq of `boot` the shoe still
         held (SPEC 3.4 item 6): frames of `boot` before it were acknowledged (to this
         journal or another) and have left the shoe, so a copy of one now is a recording.
         They are refused `replay` whatever the window says, for the rest of this run.
+        `oldest` is at most the REPLY frame's own `seq` (SPEC 5); a larger one is taken as
+        `seq`, so a wrong count can never put the window past the frames that follow.
         """
         held = self._held.pop(shoe, {})
         window = self._window(shoe)
-        oldest = max(1, reply.oldest)
+        oldest = min(max(1, reply.oldest), seq)
         self._floors[shoe] = (boot, oldest)
         if window.boot != boot:
             if shoe in self._known:
