@@ -11,7 +11,7 @@ each shoe's replay window, and opens the serial port. From then on:
   that arrives ahead of a missing one, gets CARDS_FROM.
 - no shoe's frames are acted on before it has answered a command of this epoch (SPEC 3.4
   item 6: the link holds them and PINGs it), since the journal may be a restored backup;
-- a HELLO rejected `bad_version` is shown as "shoe speaks protocol N, daemon speaks 1" and
+- a HELLO rejected `bad_version` is shown as "shoe speaks protocol N, daemon speaks VERSION" and
   that shoe is not loaded (SPEC 7) until it speaks this version (VERSION);
 - a HELLO naming the session of a NEW_SHOE this daemon sent but never saw answered (the
   REPLY lost across a shoe reboot) reconciles the session from the HELLO's (shoe_no,

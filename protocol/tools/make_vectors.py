@@ -191,7 +191,7 @@ def valid_vectors() -> list[dict[str, Any]]:
     v.append(single("card_raw_16", "raw ID of the longest length, 16 bytes (payload 35)",
                     card(10, bytes(range(1, 17)), index=7), seq=8))
     v.append(single("card_resent", "a retransmission: flag RESENT", card(51, UID4), seq=9, flags=FLAG_RESENT))
-    v.append(single("card_hint_flag", "flag bit 4 (a hint) is ignored by a version 1 receiver",
+    v.append(single("card_hint_flag", "flag bit 4 (a hint) is ignored by a version 2 receiver",
                     card(51, UID4), seq=10, flags=0x10))
     v.append(single("unread", "a card left with no ID", Unread(12, 8, 61_000), seq=11))
     v.append(single("deck_status_loaded", "DECK_STATUS after NEW_SHOE",
