@@ -121,7 +121,7 @@ def linked(tmp_path: Path) -> Iterator[tuple[ShoeLink, WireShoe, Sink]]:
         shoe.send(hello(), 1)
         shoe.until("the PING challenge", lambda: bool(shoe.of(P.Ping)))
         ping = next(f for f in shoe.got if isinstance(f.message, P.Ping))
-        shoe.send(P.Reply(epoch=ping.boot, seq=ping.seq, status=0, detail=0), 2)
+        shoe.send(P.Reply(epoch=ping.boot, seq=ping.seq, status=0, detail=0, oldest=1), 2)
         shoe.until("ACK of the REPLY", lambda: P.Ack(boot=BOOT, seq=2) in shoe.of(P.Ack))
         assert sink.journaled == [(BOOT, 1), (BOOT, 2)]
         shoe.got.clear()
@@ -192,12 +192,12 @@ def test_a_reply_naming_another_epoch_answers_nothing(linked: tuple[ShoeLink, Wi
     cmd = link.send_command(SERIAL, P.Ping(nonce=77))
     shoe.until("the PING", lambda: P.Ping(nonce=77) in shoe.of(P.Ping))
     sent = next(f for f in shoe.got if f.message == P.Ping(nonce=77))
-    shoe.send(P.Reply(epoch=EPOCH - 1, seq=sent.seq, status=0, detail=0), 3)
+    shoe.send(P.Reply(epoch=EPOCH - 1, seq=sent.seq, status=0, detail=0, oldest=3), 3)
     shoe.until("ACK 3", lambda: P.Ack(boot=BOOT, seq=3) in shoe.of(P.Ack))
     assert not cmd.done.is_set() and link.pending_commands() == 1
-    shoe.send(P.Reply(epoch=EPOCH, seq=sent.seq, status=0, detail=0), 4)
+    shoe.send(P.Reply(epoch=EPOCH, seq=sent.seq, status=0, detail=0, oldest=4), 4)
     assert cmd.done.wait(10)
-    assert cmd.reply == P.Reply(epoch=EPOCH, seq=sent.seq, status=0, detail=0)
+    assert cmd.reply == P.Reply(epoch=EPOCH, seq=sent.seq, status=0, detail=0, oldest=4)
 
 
 def test_a_recorded_reply_of_an_earlier_epoch_proves_nothing(tmp_path: Path) -> None:
@@ -215,12 +215,37 @@ def test_a_recorded_reply_of_an_earlier_epoch_proves_nothing(tmp_path: Path) -> 
         shoe.send(hello(), 1)
         shoe.until("the PING challenge", lambda: bool(shoe.of(P.Ping)))
         ping = next(f for f in shoe.got if isinstance(f.message, P.Ping))
-        shoe.send(P.Reply(epoch=EPOCH - 100, seq=ping.seq, status=0, detail=0), 2)
+        shoe.send(P.Reply(epoch=EPOCH - 100, seq=ping.seq, status=0, detail=0, oldest=1), 2)
         shoe.pump(0.5)
         assert not shoe.of(P.Ack) and sink.journaled == [] and SERIAL not in link.trusted
-        shoe.send(P.Reply(epoch=EPOCH, seq=ping.seq, status=0, detail=0), 3)
+        shoe.send(P.Reply(epoch=EPOCH, seq=ping.seq, status=0, detail=0, oldest=1), 3)
         shoe.until("ACK 3", lambda: P.Ack(boot=BOOT, seq=3) in shoe.of(P.Ack))
         assert sink.journaled == [(BOOT, 1), (BOOT, 2), (BOOT, 3)]
+    finally:
+        link.stop()
+        pty.close()
+
+
+def test_an_oldest_past_the_reply_never_puts_the_window_past_frames_to_come(tmp_path: Path) -> None:
+    """SPEC 5 REPLY: `oldest` is at most the REPLY frame's own seq; the link takes a larger
+    one (a shoe's wrong count) as that seq, so the window is never put past frames the shoe
+    has yet to send: the REPLY and the frames after it are taken.
+    Kills: `oldest` not clamped to the REPLY's seq."""
+    pty = PluggablePty(tmp_path / "tty")
+    sink = Sink()
+    link = ShoeLink(str(pty.path), lambda s: KEY if s == SERIAL else None, sink, epoch=EPOCH, resend_ms=300)
+    shoe = WireShoe(pty)
+    link.start()
+    try:
+        shoe.until("the port open", lambda: link.connected)
+        shoe.send(beat(1), 1)
+        shoe.until("the PING challenge", lambda: bool(shoe.of(P.Ping)))
+        ping = next(f for f in shoe.got if isinstance(f.message, P.Ping))
+        shoe.send(P.Reply(epoch=EPOCH, seq=ping.seq, status=0, detail=0, oldest=9), 2)
+        shoe.send(beat(3), 3)
+        shoe.until("ACK 3", lambda: P.Ack(boot=BOOT, seq=3) in shoe.of(P.Ack))
+        assert (BOOT, 2) in sink.journaled and (BOOT, 3) in sink.journaled
+        assert not [a for a in shoe.of(P.Ack) if a.seq > 3], shoe.of(P.Ack)
     finally:
         link.stop()
         pty.close()
