@@ -25,12 +25,9 @@ _REC_SIZE = const(44)
 _ENTRY = const(12)
 _F_STORAGE = const(7)
 _TRIES = const(3)  # writes of the boot counter before the shoe gives up (AGCO 6.1.8)
-
-
 # The card log has a bad tail the boot could not cut off: it is kept as it is and the shoe
 # does not stream (appending after a bad record could bring old cards back).
-class LogKept(StorageError):
-    pass
+_KEPT = "log kept"
 
 
 def ident_bytes(serial, key):
@@ -188,7 +185,7 @@ def _truncate(st, name, good):
         os.rename(tmp, name)
     except (OSError, MemoryError) as e:
         st._remove(tmp)
-        raise LogKept("log") from e
+        raise StorageError(_KEPT) from e
 
 
 def cleanup(st):
@@ -207,8 +204,8 @@ def boot(st, d):
     """Load provisioning and state into Store `st`, count this boot, rebuild Deck `d`'s counts.
 
     False when the shoe is not provisioned (no valid ident.bin). Raises StorageError when
-    the boot cannot be counted (`count_boot`), or LogKept when the card log's bad tail cannot
-    be cut off (`open_log`): the shoe must not stream. A card log that
+    the boot cannot be counted (`count_boot`), or when the card log's bad tail cannot be cut
+    off (`open_log`, StorageError "log kept"): the shoe must not stream. A card log that
     cannot be written later latches the STORAGE fault; the shoe boots and says so in HELLO.
     """
     if not load_ident(st):
@@ -225,9 +222,9 @@ def boot(st, d):
 
     try:
         open_log(st, replay)
-    except LogKept:
-        raise  # firmware/README.md: the log is left alone and the shoe does not stream
-    except StorageError:
+    except StorageError as e:
+        if e.args[0] == _KEPT:
+            raise  # firmware/README.md: the log is left alone and the shoe does not stream
         st.faults |= 1 << _F_STORAGE  # the log could not be opened: the next append retries
     d.integ |= st.integ
     if st.ended:
