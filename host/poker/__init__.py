@@ -116,8 +116,7 @@ class Hand:
         return tuple((c >> 2) + 2 for c in self.cards)
 
 
-_T5 = _t.Tables5()
-_T3 = _t.Tables3()
+_T5 = _T3 = _t.load()  # both sizes come from the one shipped file (tables.bin)
 
 STRENGTH5_MAX: int = _T5.n_strengths
 """The strength of a royal flush, the top of the 5-card scale (7462)."""
@@ -155,23 +154,23 @@ def _make_strength67() -> tuple[
     Callable[[int, int, int, int, int, int], int],
     Callable[[int, int, int, int, int, int, int], int],
 ]:
-    _T5.build67()
-    card, bias, fbits = _T5.card67, _T5.bias67, _T5.flush_bits67
-    t6, t7, rmask = _T5.table6, _T5.table7, _t.RANK_MASK
+    card, fbits, low = _T5.card67, _T5.flush_bits67, _t.SUIT_BITS67
+    high = low + _T5.ph_shift
+    off6, slots6, off7, slots7 = _T5.off6, _T5.slots6, _T5.off7, _T5.slots7
 
     def strength6(a: int, b: int, c: int, d: int, e: int, f: int) -> int:
         """Strength of the best 5 of six distinct card ints; no validation (fast path)."""
-        k = bias + card[a] + card[b] + card[c] + card[d] + card[e] + card[f]
+        k = card[a] + card[b] + card[c] + card[d] + card[e] + card[f]
         if k & fbits:
             return _flush_best((a, b, c, d, e, f), k)
-        return t6[k & rmask]
+        return slots6[(off6[k >> high] + k) >> low]  # type: ignore[no-any-return]
 
     def strength7(a: int, b: int, c: int, d: int, e: int, f: int, g: int) -> int:
         """Strength of the best 5 of seven distinct card ints; no validation (fast path)."""
-        k = bias + card[a] + card[b] + card[c] + card[d] + card[e] + card[f] + card[g]
+        k = card[a] + card[b] + card[c] + card[d] + card[e] + card[f] + card[g]
         if k & fbits:
             return _flush_best((a, b, c, d, e, f, g), k)
-        return t7[k & rmask]
+        return slots7[(off7[k >> high] + k) >> low]  # type: ignore[no-any-return]
 
     return strength6, strength7
 
@@ -180,7 +179,7 @@ strength6, strength7 = _make_strength67()
 
 
 def _make_strength3() -> tuple[Callable[[int, int, int], int], Callable[[int, int, int], int]]:
-    card, mask, plain, royal = _T3.card3, _T3.mask3, _T3.table, _T3.table_royal
+    card, mask, plain, royal = _T3.card3, _T3.mask3, _T3.table3, _T3.table3_royal
 
     def strength3(a: int, b: int, c: int) -> int:
         """3-card strength, no royal class (Megalink/Xtreme 3.14); no validation."""
@@ -194,7 +193,6 @@ def _make_strength3() -> tuple[Callable[[int, int, int], int], Callable[[int, in
 
 
 strength3, strength3_royal = _make_strength3()
-
 
 def kind5(strength: int) -> Hand5:
     """The class of a 5-card strength."""
@@ -210,12 +208,12 @@ def tiebreak5(strength: int) -> tuple[int, ...]:
     """
     if not 1 <= strength <= STRENGTH5_MAX:
         raise ValueError(f"not a 5-card strength: {strength!r}")
-    return tuple(r + 2 for r in _T5.value_of[strength][1])
+    return tuple(r + 2 for r in _T5.tiebreak(strength))
 
 
 def kind3(strength: int, *, royal: bool = False) -> Hand3:
     """The class of a 3-card strength (from the table with or without the royal)."""
-    return Hand3((_T3.class_of_royal if royal else _T3.class_of)[strength])
+    return Hand3((_T3.class3_royal if royal else _T3.class3)[strength])
 
 
 def _checked(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ...]:
