@@ -141,15 +141,6 @@ def strengths5(hands: Iterable[Sequence[int]]) -> list[int]:
     return [table[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask] for a, b, c, d, e in hands]
 
 
-def _flush_best(cards: Sequence[int], key: int) -> int:
-    suit = _T5.suit_of_flush[key & _T5.flush_bits67]
-    bits = 0
-    for c in cards:
-        if c & 3 == suit:
-            bits |= 1 << (c >> 2)
-    return _T5.flush_by_bits[bits]
-
-
 def _make_strength67() -> tuple[
     Callable[[int, int, int, int, int, int], int],
     Callable[[int, int, int, int, int, int, int], int],
@@ -157,19 +148,26 @@ def _make_strength67() -> tuple[
     card, fbits, low = _T5.card67, _T5.flush_bits67, _t.SUIT_BITS67
     high = low + _T5.ph_shift
     off6, slots6, off7, slots7 = _T5.off6, _T5.slots6, _T5.off7, _T5.slots7
+    # A flush (about 3% of 7-card hands): each card's rank bit in its suit's 13-bit lane;
+    # the flush suit's lane is the bit set of its ranks.
+    lane = [1 << ((c >> 2) + 13 * (c & 3)) for c in range(52)]
+    shift_of = {bit: 13 * s for bit, s in _T5.suit_of_flush.items()}
+    flush = _T5.flush_by_bits
 
     def strength6(a: int, b: int, c: int, d: int, e: int, f: int) -> int:
         """Strength of the best 5 of six distinct card ints; no validation (fast path)."""
         k = card[a] + card[b] + card[c] + card[d] + card[e] + card[f]
         if k & fbits:
-            return _flush_best((a, b, c, d, e, f), k)
+            m = lane[a] + lane[b] + lane[c] + lane[d] + lane[e] + lane[f]
+            return flush[(m >> shift_of[k & fbits]) & 8191]
         return slots6[(off6[k >> high] + k) >> low]  # type: ignore[no-any-return]
 
     def strength7(a: int, b: int, c: int, d: int, e: int, f: int, g: int) -> int:
         """Strength of the best 5 of seven distinct card ints; no validation (fast path)."""
         k = card[a] + card[b] + card[c] + card[d] + card[e] + card[f] + card[g]
         if k & fbits:
-            return _flush_best((a, b, c, d, e, f, g), k)
+            m = lane[a] + lane[b] + lane[c] + lane[d] + lane[e] + lane[f] + lane[g]
+            return flush[(m >> shift_of[k & fbits]) & 8191]
         return slots7[(off7[k >> high] + k) >> low]  # type: ignore[no-any-return]
 
     return strength6, strength7

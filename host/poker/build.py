@@ -36,7 +36,6 @@ flush is ranked above other straight flushes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from array import array
@@ -334,6 +333,8 @@ def encode(arrays: dict[str, array]) -> bytes:  # type: ignore[type-arg]
 
 def main(argv: list[str] | None = None) -> int:
     """Write tables.bin (``--check``: only compare with the shipped file)."""
+    import hashlib
+
     args = sys.argv[1:] if argv is None else argv
     data = encode(build_arrays())
     path = Path(__file__).with_name("tables.bin")
