@@ -256,12 +256,62 @@ def evaluate3(cards: Iterable[int], *, royal: bool = False) -> Hand:
     return Hand(kind, strength, _display_order((a, b, c), kind in _STRAIGHT_KINDS))
 
 
+_KIND5: list[Hand5] = [Hand5.HIGH_CARD] + [Hand5(c) for c in _T5.class_of[1:]]
+_CARD_OK = frozenset(range(52))
+_new = object.__new__
+
+
+def _make_hand(kind: Hand3 | Hand5, strength: int, cards: tuple[int, ...]) -> Hand:
+    # Same object as Hand(kind, strength, cards), without the frozen dataclass's
+    # per-field object.__setattr__ (a third of evaluate5's time before).
+    hand: Hand = _new(Hand)
+    hand.__dict__.update(kind=kind, strength=strength, cards=cards)
+    return hand
+
+
+def _checked_fast(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """_checked, with the common case (distinct plain ints 0..51) tested in bulk."""
+    hand = cards if type(cards) is tuple else tuple(cards)
+    # bool is an int (True == 1), so exact int types are required, as check_card does
+    if (len(hand) in sizes and _CARD_OK.issuperset(hand) and len(set(hand)) == len(hand)
+            and all(type(c) is int for c in hand)):
+        return hand  # type: ignore[return-value]
+    return _checked(hand, sizes)
+
+
+def _order_weights(strength: int) -> list[int]:
+    """Per rank index, a sort weight above the card code for display order: groups by
+    size then rank; a wheel's ace below the deuce (Stud 3.3.1.2/3.12.4)."""
+    cls = _T5.class_of[strength]
+    ranks = _T5.tiebreak(strength)
+    weights = [0] * 13
+    if cls in (_t.C5_STRAIGHT, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
+        top = ranks[0]
+        for i in range(5):
+            r = (top - i) % 13 if top - i >= 0 else 12
+            weights[r] = (top - i + 2) << 8  # the wheel's ace gets weight 1
+        return weights
+    # tiebreak order is the display order of the groups; weight by position
+    for pos, r in enumerate(ranks):
+        weights[r] = (20 - pos) << 8
+    return weights
+
+
+_WEIGHTS: dict[int, list[int]] = {}
+
+
+def _display5(strength: int, hand: Sequence[int]) -> tuple[int, ...]:
+    w = _WEIGHTS.get(strength)
+    if w is None:
+        w = _WEIGHTS[strength] = _order_weights(strength)
+    return tuple([x & 255 for x in sorted([w[c >> 2] | c for c in hand], reverse=True)])
+
+
 def evaluate5(cards: Iterable[int]) -> Hand:
     """Evaluate exactly 5 cards (Stud 3.11/3.12, Let It Ride 3.21); wheel lowest straight."""
-    hand = _checked(cards, (5,))
-    strength = strength5(*hand)
-    kind = kind5(strength)
-    return Hand(kind, strength, _display_order(hand, kind in _STRAIGHT_KINDS))
+    a, b, c, d, e = hand = _checked_fast(cards, (5,))
+    strength = strength5(a, b, c, d, e)
+    return _make_hand(_KIND5[strength], strength, _display5(strength, hand))
 
 
 def best5(cards: Iterable[int]) -> Hand:
@@ -270,12 +320,47 @@ def best5(cards: Iterable[int]) -> Hand:
     When several 5-card subsets tie for best (e.g. two equal kickers) the one of the
     higher card codes is shown; the strength is the same either way.
     """
-    hand = _checked(cards, (5, 6, 7))
+    hand = _checked_fast(cards, (5, 6, 7))
     if len(hand) == 5:
         return evaluate5(hand)
     best = strength6(*hand) if len(hand) == 6 else strength7(*hand)
-    for sub in combinations(sorted(hand, reverse=True), 5):
-        if strength5(*sub) == best:
-            kind = kind5(best)
-            return Hand(kind, best, _display_order(sub, kind in _STRAIGHT_KINDS))
-    raise AssertionError("best-of table disagrees with the 5-card table")  # pragma: no cover
+    cls = _T5.class_of[best]
+    # The best hand's ranks (with their multiplicities) are known from its strength; take
+    # the highest-coded cards of those ranks, which is the tie rule above. A flush class
+    # takes them from the one suit holding 5+ cards.
+    need = [0] * 13
+    w = _WEIGHTS.get(best)
+    if w is None:
+        w = _WEIGHTS[best] = _order_weights(best)
+    if cls in (_t.C5_FLUSH, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
+        counts = [0, 0, 0, 0]
+        for c in hand:
+            counts[c & 3] += 1
+        suit = counts.index(max(counts))
+        chosen = [c for c in hand if c & 3 == suit and w[c >> 2]]
+    else:
+        for r, k in _GROUP_COUNTS[cls](_T5.tiebreak(best)):
+            need[r] = k
+        chosen = []
+        for c in sorted(hand, reverse=True):
+            r = c >> 2
+            if need[r]:
+                need[r] -= 1
+                chosen.append(c)
+    return _make_hand(_KIND5[best], best, _display5(best, chosen))
+
+
+def _straight_counts(ranks: tuple[int, ...]) -> list[tuple[int, int]]:
+    top = ranks[0]
+    return [((top - i) if top - i >= 0 else 12, 1) for i in range(5)]
+
+
+_GROUP_COUNTS: dict[int, Callable[[tuple[int, ...]], list[tuple[int, int]]]] = {
+    _t.C5_HIGH: lambda r: [(x, 1) for x in r],
+    _t.C5_PAIR: lambda r: [(r[0], 2)] + [(x, 1) for x in r[1:]],
+    _t.C5_TWO_PAIR: lambda r: [(r[0], 2), (r[1], 2), (r[2], 1)],
+    _t.C5_TRIPS: lambda r: [(r[0], 3), (r[1], 1), (r[2], 1)],
+    _t.C5_STRAIGHT: _straight_counts,
+    _t.C5_FULL_HOUSE: lambda r: [(r[0], 3), (r[1], 2)],
+    _t.C5_QUADS: lambda r: [(r[0], 4), (r[1], 1)],
+}
