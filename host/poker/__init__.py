@@ -259,22 +259,26 @@ def evaluate3(cards: Iterable[int], *, royal: bool = False) -> Hand:
 _KIND5: list[Hand5] = [Hand5.HIGH_CARD] + [Hand5(c) for c in _T5.class_of[1:]]
 _CARD_OK = frozenset(range(52))
 _new = object.__new__
+_set_dict = object.__setattr__
 
 
 def _make_hand(kind: Hand3 | Hand5, strength: int, cards: tuple[int, ...]) -> Hand:
     # Same object as Hand(kind, strength, cards), without the frozen dataclass's
     # per-field object.__setattr__ (a third of evaluate5's time before).
     hand: Hand = _new(Hand)
-    hand.__dict__.update(kind=kind, strength=strength, cards=cards)
+    _set_dict(hand, "__dict__", {"kind": kind, "strength": strength, "cards": cards})
     return hand
 
 
+_INT_ONLY = frozenset((int,))
+
+
 def _checked_fast(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """_checked, with the common case (distinct plain ints 0..51) tested in bulk."""
+    """_checked, with the common case (distinct plain ints 0..51) tested in bulk, in C."""
     hand = cards if type(cards) is tuple else tuple(cards)
-    # bool is an int (True == 1), so exact int types are required, as check_card does
+    # bool is an int (True == 1) and 1.0 == 1, so the exact type is checked, as check_card does
     if (len(hand) in sizes and _CARD_OK.issuperset(hand) and len(set(hand)) == len(hand)
-            and all(type(c) is int for c in hand)):
+            and _INT_ONLY.issuperset(map(type, hand))):
         return hand  # type: ignore[return-value]
     return _checked(hand, sizes)
 
@@ -297,21 +301,49 @@ def _order_weights(strength: int) -> list[int]:
     return weights
 
 
-_WEIGHTS: dict[int, list[int]] = {}
+# Per strength, lazily: each card's sort key (rank weight above the card code).
+_KEYS: list[list[int] | None] = [None] * (STRENGTH5_MAX + 1)
+
+
+def _card_keys(strength: int) -> list[int]:
+    keys = _KEYS[strength]
+    if keys is None:
+        w = _order_weights(strength)
+        keys = _KEYS[strength] = [w[c >> 2] | c for c in range(52)]
+    return keys
 
 
 def _display5(strength: int, hand: Sequence[int]) -> tuple[int, ...]:
-    w = _WEIGHTS.get(strength)
-    if w is None:
-        w = _WEIGHTS[strength] = _order_weights(strength)
-    return tuple([x & 255 for x in sorted([w[c >> 2] | c for c in hand], reverse=True)])
+    keys = _KEYS[strength] or _card_keys(strength)
+    return tuple(sorted(hand, key=keys.__getitem__, reverse=True))
 
 
-def evaluate5(cards: Iterable[int]) -> Hand:
-    """Evaluate exactly 5 cards (Stud 3.11/3.12, Let It Ride 3.21); wheel lowest straight."""
-    a, b, c, d, e = hand = _checked_fast(cards, (5,))
-    strength = strength5(a, b, c, d, e)
-    return _make_hand(_KIND5[strength], strength, _display5(strength, hand))
+def _make_evaluate5() -> Callable[[Iterable[int]], Hand]:
+    card, table, mask = _T5.card5, _T5.table5, _T5.mask5
+    ok, int_only, kinds, all_keys = _CARD_OK, _INT_ONLY, _KIND5, _KEYS
+
+    def evaluate5(cards: Iterable[int]) -> Hand:
+        """Evaluate exactly 5 cards (Stud 3.11/3.12, Let It Ride 3.21); wheel lowest straight.
+
+        Raises CardError/DuplicateCardError on bad input."""
+        # Everything inline (one Python call): this is settlement's path, and the
+        # benchmark holds it against the raw strength5.
+        hand = cards if type(cards) is tuple else tuple(cards)
+        if not (len(hand) == 5 and ok.issuperset(hand) and len(set(hand)) == 5
+                and int_only.issuperset(map(type, hand))):
+            hand = _checked(hand, (5,))
+        a, b, c, d, e = hand
+        strength = table[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask]
+        keys = all_keys[strength] or _card_keys(strength)
+        out: Hand = _new(Hand)
+        _set_dict(out, "__dict__", {"kind": kinds[strength], "strength": strength,
+                                    "cards": tuple(sorted(hand, key=keys.__getitem__, reverse=True))})
+        return out
+
+    return evaluate5
+
+
+evaluate5 = _make_evaluate5()
 
 
 def best5(cards: Iterable[int]) -> Hand:
@@ -329,15 +361,13 @@ def best5(cards: Iterable[int]) -> Hand:
     # the highest-coded cards of those ranks, which is the tie rule above. A flush class
     # takes them from the one suit holding 5+ cards.
     need = [0] * 13
-    w = _WEIGHTS.get(best)
-    if w is None:
-        w = _WEIGHTS[best] = _order_weights(best)
+    keys = _KEYS[best] or _card_keys(best)
     if cls in (_t.C5_FLUSH, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
         counts = [0, 0, 0, 0]
         for c in hand:
             counts[c & 3] += 1
         suit = counts.index(max(counts))
-        chosen = [c for c in hand if c & 3 == suit and w[c >> 2]]
+        chosen = [c for c in hand if c & 3 == suit and keys[c] > 255]
     else:
         for r, k in _GROUP_COUNTS[cls](_T5.tiebreak(best)):
             need[r] = k
