@@ -26,7 +26,8 @@ STUD = "megalink-singapore-stud-poker"
 def test_player_classes_cover_every_hand_once() -> None:
     classes = list(player_classes(5 * 4))  # up card 7c
     assert sum(w for _, w in classes) == comb(51, 5)
-    assert len({hand for hand, _ in classes}) == len(classes)
+    assert len({frozenset(hand) for hand, _ in classes}) == len(classes)
+    assert all(len(set(hand)) == 5 for hand, _ in classes)
     assert all(20 not in hand for hand, _ in classes)
 
 
