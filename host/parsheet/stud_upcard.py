@@ -49,6 +49,8 @@ class UpcardResult:
     ev_units: int  # total net return in ante units over all deals
     # (player hand class, is A-K high) -> [situations bet, situations], weighted
     decisions: dict[str, list[int]] = field(default_factory=dict)
+    # the "always bet" disjoint-pair counts the optimum started from
+    baseline: StudTotals | None = None
 
 
 def player_classes(up: int) -> Iterator[tuple[tuple[int, ...], int]]:
@@ -137,28 +139,6 @@ def upcard_optimum(
     each, one per dealer card exposed), then each up-card rank, independently and in up
     to ``workers`` processes, moves the situations the optimum folds from bet to fold.
     """
-    if totals is None:
-        totals = stud_totals(qmin, progress)
-    m = bet_multiple
-    n = len(bet_net) - 1
-    names = ["", *(_category(s, qmin) for s in range(1, n + 1))]
-    h5 = histogram5()
-    result = UpcardResult(0, 0, 0, 0, 0, 0, {}, 0, {})
-    for a in range(1, n + 1):
-        nq, win, tie, lose = (5 * x for x in (totals.nq[a], totals.win[a], totals.tie[a],
-                                               totals.lose[a]))
-        result.deals += nq + win + tie + lose
-        result.nq += nq
-        result.tie += tie
-        result.lose += lose
-        if win:
-            result.wins_by_strength[a] = win
-        result.ev_units += nq + win * (1 + m * bet_net[a]) - lose * (1 + m)
-        seen = 47 * h5.get(a, 0)  # (P, u) situations: the 47 up cards outside P
-        entry = result.decisions.setdefault(names[a], [0, 0])
-        entry[0] += seen
-        entry[1] += seen
-    result.bet_deals = result.deals
     jobs = [(rank, tuple(bet_net), qmin, bet_multiple) for rank in range(13)]
     done = 0
     counted = 0
@@ -174,6 +154,29 @@ def upcard_optimum(
     else:
         parts = map(_one_up_rank, jobs)
     try:
+        # the workers start on the up-card ranks while this process counts the baseline
+        if totals is None:
+            totals = stud_totals(qmin, progress)
+        m = bet_multiple
+        n = len(bet_net) - 1
+        names = ["", *(_category(s, qmin) for s in range(1, n + 1))]
+        h5 = histogram5()
+        result = UpcardResult(0, 0, 0, 0, 0, 0, {}, 0, {}, totals)
+        for a in range(1, n + 1):
+            nq, win, tie, lose = (5 * x for x in (totals.nq[a], totals.win[a], totals.tie[a],
+                                                   totals.lose[a]))
+            result.deals += nq + win + tie + lose
+            result.nq += nq
+            result.tie += tie
+            result.lose += lose
+            if win:
+                result.wins_by_strength[a] = win
+            result.ev_units += nq + win * (1 + m * bet_net[a]) - lose * (1 + m)
+            seen = 47 * h5.get(a, 0)  # (P, u) situations: the 47 up cards outside P
+            entry = result.decisions.setdefault(names[a], [0, 0])
+            entry[0] += seen
+            entry[1] += seen
+        result.bet_deals = result.deals
         for part in parts:
             counted += part.situations
             _apply(result, part, names)
@@ -212,6 +215,8 @@ def _apply(result: UpcardResult, part: _Folds, names: list[str]) -> None:
     result.fold += part.deals
     result.ev_units -= part.ev_bet + part.deals
     for sp, wins in part.wins_by_strength.items():
+        if not wins:
+            continue
         left = result.wins_by_strength[sp] - wins
         if left:
             result.wins_by_strength[sp] = left

@@ -279,7 +279,7 @@ def _checked_fast(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ..
     # bool is an int (True == 1) and 1.0 == 1, so the exact type is checked, as check_card does
     if (len(hand) in sizes and _CARD_OK.issuperset(hand) and len(set(hand)) == len(hand)
             and _INT_ONLY.issuperset(map(type, hand))):
-        return hand  # type: ignore[return-value]
+        return hand
     return _checked(hand, sizes)
 
 
