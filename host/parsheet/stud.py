@@ -12,12 +12,12 @@ contain S. Sets S of 1 to 4 cards are taken up to suit relabelling (13, 169, 1,7
 5-card histogram.
 
 The player also sees the dealer's exposed card (3.7/3.8), and the truly optimal strategy
-uses it. This module's fast sheet uses the best strategy that decides from the player's
-hand rank alone (a decision for each of the 7,462 strengths), exact for that strategy;
-the up-card optimum can only be lower. The exact up-card optimum (about 5.6 million
-situations, each over 163,185 dealer completions) is the slow mode in
-:mod:`cardshoe.parsheet.stud_upcard` (about 5 minutes per core). Both reproduce the
-published Caribbean Stud figures (tests).
+uses it: the default sheet (:func:`ante_bet_upcard_sheet`, computed in
+:mod:`cardshoe.parsheet.stud_upcard` from these counts as "always bet" plus the situations
+the optimum folds; about a minute of CPU). :func:`ante_bet_sheet` (``--rank-only``) gives
+the best strategy that decides from the player's hand rank alone (a decision for each of
+the 7,462 strengths), exact for that strategy, in seconds. Both reproduce the published
+Caribbean Stud figures (tests).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Singapore Stud ante/bet under the exact optimal strategy with the dealer's up card.
 
-The slow, exact mode of ``cardshoe parsheet megalink-singapore-stud-poker --upcard``.
+The default ante/bet sheet of ``cardshoe parsheet megalink-singapore-stud-poker``.
 
 For every dealer up card u and every player hand P (5 of the other 51 cards) the
 player bets when the expected return of betting, over all C(46, 4) = 163,185 dealer
@@ -13,9 +13,16 @@ from inclusion-exclusion over the cards S of P that a dealer hand would share:
 with, for each u, the sorted strengths of the 5-card hands containing u and each set S
 of up to 3 further cards built once. Up cards are taken up to suit (13 ranks, times 4),
 and player hands up to the permutations of the three suits other than the up card's
-(about 400,000 classes per up card). Every (P, u, D) of the 19,933,230,517,200 is
-counted exactly once; the tests check the total and the published Caribbean Stud
-figure under this strategy.
+(about 434,000 classes per up-card rank).
+
+Most situations need not be counted in full: the totals start from "always bet" (the
+disjoint-pair counts of :func:`cardshoe.parsheet.stud.stud_totals`, five deals each), and
+only the situations the optimum folds are moved to fold, with their exact counts. Below
+A-K only the non-qualifying count decides (one inclusion-exclusion sum of plain counts);
+at A-K or better a lower bound on betting's expectation settles the clear bets, and the
+rest (about 6%) are counted exactly as above. Every (P, u, D) of the 19,933,230,517,200
+is enumerated once (checked against the baseline's total); the tests check the published
+Caribbean Stud figure under this strategy.
 """
 
 from __future__ import annotations
@@ -295,6 +302,13 @@ def _one_up_rank(job: tuple[int, tuple[int, ...], int, int]) -> _Folds:
     that clearly bets. The rest are counted exactly (dealer_counts)."""
     rank, bet_net, qmin, m = job
     up = rank * 4  # suit 0; the other three up-card suits are the same by symmetry
+    return folds(up, bet_net, qmin, m, player_classes(up))
+
+
+def folds(up: int, bet_net: Sequence[int], qmin: int, m: int,
+          classes: Iterable[tuple[tuple[int, ...], int]]) -> _Folds:
+    """The folded situations among ``classes`` (player hand, weight) against ``up``
+    (weights times 4 for the up card's suits); see _one_up_rank."""
     table, singles = dealer_tables(up, qmin)
     card, t5, mask = _T5.card5, _T5.table5, _T5.mask5
     bit = _BIT
@@ -318,7 +332,7 @@ def _one_up_rank(job: tuple[int, tuple[int, ...], int, int]) -> _Folds:
     out = _Folds()
     wins = out.wins_by_strength
     folded = out.folded_by_strength
-    for hand, weight in player_classes(up):
+    for hand, weight in classes:
         a, b, c, d, e = hand
         sp = t5[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask]
         w = 4 * weight  # four up-card suits
