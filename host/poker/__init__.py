@@ -256,7 +256,8 @@ def evaluate3(cards: Iterable[int], *, royal: bool = False) -> Hand:
     return Hand(kind, strength, _display_order((a, b, c), kind in _STRAIGHT_KINDS))
 
 
-_KIND5: list[Hand5] = [Hand5.HIGH_CARD] + [Hand5(c) for c in _T5.class_of[1:]]
+_BY_CLASS5 = {kind.value: kind for kind in Hand5}
+_KIND5: list[Hand5] = [Hand5.HIGH_CARD] + [_BY_CLASS5[c] for c in _T5.class_of[1:]]
 _CARD_OK = frozenset(range(52))
 _new = object.__new__
 _set_dict = object.__setattr__
