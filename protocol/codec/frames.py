@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import struct
@@ -46,21 +45,28 @@ _IPAD = bytes(b ^ 0x36 for b in range(256))
 _OPAD = bytes(b ^ 0x5C for b in range(256))
 
 
-@functools.lru_cache(maxsize=64)
+_PADS: dict[bytes, tuple[Any, Any]] = {}
+
+
 def _hmac_pads(key: bytes) -> tuple[Any, Any]:
     """SHA-256 states after the inner and outer padded key of RFC 2104, made once per key:
-    copying them per frame costs a third of `hmac.new` (which pads and hashes the key anew)."""
-    if len(key) > 64:
-        key = hashlib.sha256(key).digest()
-    block = key.ljust(64, b"\x00")
-    return hashlib.sha256(block.translate(_IPAD)), hashlib.sha256(block.translate(_OPAD))
+    copying them per frame costs a third of `hmac.new` (which pads and hashes the key anew).
+    A plain dict, cleared when it holds 256 keys: an lru_cache lookup costs more."""
+    found = _PADS.get(key)
+    if found is None:
+        block = hashlib.sha256(key).digest() if len(key) > 64 else key
+        block = block.ljust(64, b"\x00")
+        if len(_PADS) >= 256:
+            _PADS.clear()
+        found = _PADS[key] = (hashlib.sha256(block.translate(_IPAD)), hashlib.sha256(block.translate(_OPAD)))
+    return found
 
 
 def compute_tag(key: bytes, header_and_payload: bytes) -> bytes:
     """The frame's tag: HMAC-SHA256(key, header || payload), first 8 bytes (SPEC 3.2).
 
     RFC 2104 from precomputed pad states; `compute_tag_reference` is the `hmac` module's."""
-    inner_start, outer_start = _hmac_pads(bytes(key))
+    inner_start, outer_start = _hmac_pads(key if type(key) is bytes else bytes(key))
     inner = inner_start.copy()
     inner.update(header_and_payload)
     outer = outer_start.copy()
@@ -355,7 +361,8 @@ class Receiver:
             raise FrameRejected(Reason.BAD_LENGTH, raw, f"{n} bytes, length field {length}")
         if zlib.crc32(frame[:-CRC_SIZE]) != CRC_STRUCT.unpack_from(frame, n - CRC_SIZE)[0]:
             raise FrameRejected(Reason.BAD_CRC, raw)
-        header: FrameHeader = make(FrameHeader, dict(zip(_HEADER_NAMES, fields)))
+        header = FrameHeader.__new__(FrameHeader)  # as messages.make: fields checked above
+        header.__dict__.update(zip(_HEADER_NAMES, fields))
         if version != HEADER_VERSION:
             raise _with_header(FrameRejected(Reason.BAD_VERSION, raw, f"version {version}"), header)
         if flags & FLAGS_MUST_BE_ZERO:

@@ -37,10 +37,37 @@ from .spec import CRC_SIZE, FRAME, HEADER, HEADER_FIELDS, HEADER_SIZE, PAYLOADS,
 
 
 class Ctx(dict[str, Any]):
-    """The parsed values as construct's `Check` functions read them (`ctx.name` or
-    `ctx["name"]`), without building a construct Container."""
+    """Values as construct's expressions read them (`ctx.name` or `ctx["name"]`), without
+    building a construct Container: for building, and for probing expressions at import."""
 
     __getattr__ = dict.__getitem__
+
+
+class Values:
+    """Parsed values as attributes, the way construct's `Check` functions read them
+    (`ctx.code`): a plain object, whose attribute reads cost far less than a Container's
+    or a dict subclass's `__getattr__`."""
+
+
+class _Probe(dict[str, Any]):
+    """Records which fields an expression reads; every field reads as 7."""
+
+    def __missing__(self, name: str) -> int:
+        self.setdefault("__read__", []).append(name)
+        return 7
+
+    __getattr__ = dict.__getitem__
+
+
+def _length_field(expr: Any) -> str | None:
+    """The field name when a length expression is exactly `this.<field>`, else None."""
+    probe = _Probe()
+    try:
+        value = evaluate(expr, probe)
+    except Exception:  # noqa: BLE001 - any other expression is evaluated the slow way
+        return None
+    read = probe.get("__read__", [])
+    return read[0] if value == 7 and len(read) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -62,6 +89,8 @@ class Layout:
     """Name of a trailing Bytes(this.<length field>) field, if any."""
     tail_length: Any
     """The tail's length expression (a construct `this` path), evaluated on the Ctx."""
+    tail_field: str | None
+    """The prefix field that is the tail's length, when the expression is `this.<field>`."""
     rebuilds: tuple[tuple[str, Any], ...]
     """(field, construct expression) of Rebuild fields: computed from the values when building."""
     terminated: bool
@@ -136,8 +165,11 @@ def derive(decl: Any) -> Layout | None:
             tail, tail_length = name, sub.length
             continue
         return None
+    tail_field = _length_field(tail_length) if tail is not None else None
+    if tail is not None and tail_field not in names:
+        return None
     return Layout(struct.Struct(fmt), tuple(names), tuple(checks), tuple(consts), tail, tail_length,
-                  tuple(rebuilds), terminated, tuple(sized))
+                  tail_field, tuple(rebuilds), terminated, tuple(sized))
 
 
 def _header_layout() -> struct.Struct:
@@ -191,32 +223,44 @@ PAYLOAD_LAYOUTS: dict[int, Layout] = _payload_layouts()
 """Message type -> its payload Layout, for the types the walker understands."""
 
 
-def parse_fast(layout: Layout, payload: bytes) -> Ctx | None:
-    """The payload's values by `layout`, its declaration's checks passed; None when the
-    payload breaks any rule (the caller asks construct, which names the rule)."""
+def parse_fast(layout: Layout, payload: bytes, cls: type[Any] = Values, derived: tuple[str, ...] = ()) -> Any:
+    """An instance of `cls` holding the payload's values by `layout` as attributes, its
+    declaration's Const and Check rules passed and nothing left over; None when the
+    payload breaks any rule (the caller then asks construct, which names the rule).
+
+    The instance is made without its __init__ (a frozen dataclass's sets each field through
+    object.__setattr__, which costs more than the parse) and serves as the context the
+    Check functions read; the `derived` fields (CARD's raw_len) are removed after them.
+    Only for values checked here, held to construct's results by the tests.
+    """
     size = layout.fmt.size
     n = len(payload)
     if n < size:
         return None
-    ctx = Ctx(zip(layout.names, layout.fmt.unpack_from(payload)))
+    obj = cls.__new__(cls)
+    values: dict[str, Any] = obj.__dict__
+    values.update(zip(layout.names, layout.fmt.unpack_from(payload)))
     for name, value in layout.consts:
-        if ctx[name] != value:
+        if values[name] != value:
             return None
     try:
         for check in layout.checks:
-            if not check(ctx):
+            if not check(obj):
                 return None
-        end = size + evaluate(layout.tail_length, ctx) if layout.tail is not None else size
-    except (KeyError, TypeError, ValueError):
+    except (AttributeError, KeyError, TypeError, ValueError):
         return None
-    if layout.tail is not None:
+    tail = layout.tail
+    if tail is not None:
+        end = size + values[layout.tail_field]  # type: ignore[index]
         if n < end:
             return None
-        ctx[layout.tail] = payload[size:end]
+        values[tail] = payload[size:end]
         size = end
     if layout.terminated and n != size:
         return None
-    return ctx
+    for name in derived:
+        del values[name]
+    return obj
 
 
 def build_fast(layout: Layout, values: dict[str, Any]) -> bytes | None:

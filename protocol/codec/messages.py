@@ -268,9 +268,21 @@ def build_payload_reference(message: Message) -> bytes:
         raise PayloadError(f"{message.TYPE.name}: {exc}") from exc
 
 
-_FIELDS: dict[int, tuple[type[Message], tuple[str, ...]]] = {
-    int(t): (cls, tuple(f.name for f in dataclasses.fields(cls))) for t, cls in MESSAGE_CLASSES.items()
-}
+def _fast_fields() -> dict[int, tuple[type[Message], tuple[str, ...]]]:
+    """Per type with a layout: its message class and the layout fields it does not store;
+    every field the class stores must be one the layout parses."""
+    out: dict[int, tuple[type[Message], tuple[str, ...]]] = {}
+    for mtype, layout in PAYLOAD_LAYOUTS.items():
+        cls = MESSAGE_CLASSES[MessageType(mtype)]
+        stored = [f.name for f in dataclasses.fields(cls)]
+        parsed = list(layout.names) + ([layout.tail] if layout.tail else [])
+        if not set(stored) <= set(parsed):
+            raise AssertionError(f"{cls.__name__}: fields {stored} not all in the layout {parsed}")
+        out[mtype] = (cls, tuple(name for name in parsed if name not in stored))
+    return out
+
+
+_FIELDS = _fast_fields()
 
 
 def make(cls: type[Any], values: dict[str, Any]) -> Any:
@@ -291,10 +303,10 @@ def parse_payload(mtype: int, payload: bytes) -> Message:
     """
     layout = PAYLOAD_LAYOUTS.get(mtype)
     if layout is not None:
-        ctx = parse_fast(layout, payload)
-        if ctx is not None:
-            cls, names = _FIELDS[mtype]
-            return make(cls, {name: ctx[name] for name in names})  # type: ignore[no-any-return]
+        cls, derived = _FIELDS[mtype]
+        message = parse_fast(layout, payload, cls, derived)
+        if message is not None:
+            return message  # type: ignore[no-any-return]
     return parse_payload_reference(mtype, payload)
 
 

@@ -50,12 +50,19 @@ _BLOCK_NO = tuple(i.to_bytes(4, "big") for i in range(16))
 """The big-endian block counter of blocks 0-15 (a payload needs at most 14)."""
 
 
-@functools.lru_cache(maxsize=64)
+_ECB: dict[bytes, tuple[Any, threading.Lock]] = {}
+
+
 def _ecb(key: bytes) -> tuple[Any, threading.Lock]:
-    """One AES-128-ECB encryptor per card key, reused for every frame (making a CTR cipher
+    """One AES-128-ECB encryptor per shoe key, reused for every frame (making a CTR cipher
     object per frame costs more than the rest of the decode), with the lock that keeps two
-    threads from interleaving its calls."""
-    return Cipher(algorithms.AES(card_key(key)), modes.ECB()).encryptor(), threading.Lock()
+    threads from interleaving its calls. A plain dict: an lru_cache lookup costs more."""
+    found = _ECB.get(key)
+    if found is None:
+        if len(_ECB) >= 256:
+            _ECB.clear()
+        found = _ECB[key] = (Cipher(algorithms.AES(card_key(key)), modes.ECB()).encryptor(), threading.Lock())
+    return found
 
 
 def seal_payload(key: bytes, mtype: int, boot: int, seq: int, payload: bytes) -> bytes:
@@ -72,8 +79,11 @@ def seal_payload(key: bytes, mtype: int, boot: int, seq: int, payload: bytes) ->
     n = len(payload) - start
     prefix = _NONCE.pack(boot, seq, mtype)
     count = (n + 15) // 16
-    blocks = b"".join([prefix + (_BLOCK_NO[i] if i < 16 else i.to_bytes(4, "big")) for i in range(count)])
-    enc, lock = _ecb(bytes(key))
+    if count == 1:
+        blocks = prefix + _BLOCK_NO[0]
+    else:
+        blocks = b"".join([prefix + (_BLOCK_NO[i] if i < 16 else i.to_bytes(4, "big")) for i in range(count)])
+    enc, lock = _ecb(key if type(key) is bytes else bytes(key))
     with lock:
         stream = enc.update(blocks)
     plain = int.from_bytes(payload[start:], "little") ^ int.from_bytes(stream[:n], "little")
