@@ -279,3 +279,20 @@ def test_decode_frame_reference_flag() -> None:
         with pytest.raises(FrameRejected) as info:
             decode_frame(wire, keys=keys, window=ReplayWindow(3, 4), reference=ref)
         assert info.value.reason == "replay"
+
+
+def test_header_checks_on_every_version_and_flags_byte() -> None:
+    # Every flags byte with good and bad versions, under a good CRC and tag: the two paths
+    # agree on which of bad_version and bad_flags comes first (SPEC 3.1 checks 6, 7).
+    payload = build_payload(_card())
+    wire = b""
+    for version in (0, 1, 2, 3, 0xFF):
+        for flags in range(256):
+            body = struct.pack("<BBBIIIH", version, 0x02, flags, SERIAL, 5, flags + 1, len(payload))
+            body += seal_payload(KEY, 0x02, 5, flags + 1, payload)
+            body += compute_tag_reference(KEY, body)
+            wire += cobs_wrap(body + zlib.crc32(body).to_bytes(4, "little"))
+    fast, reference = _both(wire, KEY, SERIAL, Direction.SHOE_TO_HOST, (0, 0), 4096)
+    assert fast == reference
+    reasons = {r[0] if r[0] == "ok" else r[0].value for r in fast[:-1]}
+    assert reasons == {"ok", "bad_version", "bad_flags"}
