@@ -71,7 +71,8 @@ def compute_tag(key: bytes, header_and_payload: bytes) -> bytes:
     inner.update(header_and_payload)
     outer = outer_start.copy()
     outer.update(inner.digest())
-    return outer.digest()[:TAG_SIZE]
+    tag: bytes = outer.digest()[:TAG_SIZE]
+    return tag
 
 
 def compute_tag_reference(key: bytes, header_and_payload: bytes) -> bytes:
@@ -361,7 +362,7 @@ class Receiver:
             raise FrameRejected(Reason.BAD_LENGTH, raw, f"{n} bytes, length field {length}")
         if zlib.crc32(frame[:-CRC_SIZE]) != CRC_STRUCT.unpack_from(frame, n - CRC_SIZE)[0]:
             raise FrameRejected(Reason.BAD_CRC, raw)
-        header = FrameHeader.__new__(FrameHeader)  # as messages.make: fields checked above
+        header: FrameHeader = object.__new__(FrameHeader)  # as messages.make: fields checked above
         header.__dict__.update(zip(_HEADER_NAMES, fields))
         if version != HEADER_VERSION:
             raise _with_header(FrameRejected(Reason.BAD_VERSION, raw, f"version {version}"), header)

@@ -237,7 +237,7 @@ def parse_fast(layout: Layout, payload: bytes, cls: type[Any] = Values, derived:
     n = len(payload)
     if n < size:
         return None
-    obj = cls.__new__(cls)
+    obj: Any = object.__new__(cls)
     values: dict[str, Any] = obj.__dict__
     values.update(zip(layout.names, layout.fmt.unpack_from(payload)))
     for name, value in layout.consts:

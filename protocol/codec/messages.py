@@ -289,7 +289,7 @@ def make(cls: type[Any], values: dict[str, Any]) -> Any:
     """A frozen dataclass instance with exactly `values` as its fields, without its
     generated __init__ (whose object.__setattr__ per field costs more than the parse).
     Only for values already checked: the fast path's, compared with construct's in tests."""
-    obj = cls.__new__(cls)
+    obj: Any = object.__new__(cls)
     obj.__dict__.update(values)
     return obj
 
