@@ -15,7 +15,8 @@ from construct import CheckError, ChecksumError, ConstError, ConstructError
 
 from .errors import FrameError, FrameRejected, PayloadError, Reason
 from .layout import CRC_STRUCT, HEADER_STRUCT, HEADER_VERSION
-from .messages import Message, build_payload, make, parse_payload, parse_payload_reference
+from .layout import parse_fast
+from .messages import FAST_PAYLOADS, Message, build_payload, parse_payload, parse_payload_reference
 from .seal import seal_payload, seal_payload_reference
 from .spec import (
     CRC_SIZE,
@@ -387,7 +388,9 @@ class Receiver:
         ):
             raise _with_header(FrameRejected(Reason.BAD_DIRECTION, raw, f"type 0x{mtype:02X}"), header)
         if window is None:
-            window = self.window_for(shoe, mtype)
+            window = self.windows.get(shoe) if direction is not None else None
+            if window is None:
+                window = self.window_for(shoe, mtype)
         if not (boot, seq) > (window.boot, window.seq):
             raise _with_header(
                 FrameRejected(Reason.REPLAY, raw, f"({boot}, {seq}) not after ({window.boot}, {window.seq})"),
@@ -399,12 +402,16 @@ class Receiver:
             raise _with_header(FrameRejected(Reason.UNKNOWN_TYPE, raw, f"type 0x{mtype:02X}"), header)
         # Card values are opened only now: the tag proved the sealed bytes are the shoe's.
         payload = seal_payload(key, mtype, boot, seq, frame[HEADER_SIZE:end])
-        try:
-            message = parse_payload(mtype, payload)
-        except PayloadError as exc:
-            raise _with_header(FrameRejected(Reason.BAD_PAYLOAD, raw, str(exc)), header) from None
+        fast = FAST_PAYLOADS.get(mtype)
+        message = parse_fast(*fast, payload) if fast is not None else None
+        if message is None:  # NEW_SHOE, or a payload that breaks a rule: construct names it
+            try:
+                message = parse_payload(mtype, payload)
+            except PayloadError as exc:
+                raise _with_header(FrameRejected(Reason.BAD_PAYLOAD, raw, str(exc)), header) from None
         self.accepted += 1
-        result: Frame = make(Frame, {"header": header, "message": message, "payload": payload, "tag": tag, "raw": raw})
+        result: Frame = object.__new__(Frame)  # as messages.make
+        result.__dict__.update(header=header, message=message, payload=payload, tag=tag, raw=raw)
         return result
 
     def _check_reference(self, raw: bytes, window: ReplayWindow | None = None) -> Frame:

@@ -38,15 +38,9 @@ from .spec import CRC_SIZE, FRAME, HEADER, HEADER_FIELDS, HEADER_SIZE, PAYLOADS,
 
 class Ctx(dict[str, Any]):
     """Values as construct's expressions read them (`ctx.name` or `ctx["name"]`), without
-    building a construct Container: for building, and for probing expressions at import."""
+    building a construct Container (for building; parsing uses the message itself)."""
 
     __getattr__ = dict.__getitem__
-
-
-class Values:
-    """Parsed values as attributes, the way construct's `Check` functions read them
-    (`ctx.code`): a plain object, whose attribute reads cost far less than a Container's
-    or a dict subclass's `__getattr__`."""
 
 
 class _Probe(dict[str, Any]):
@@ -223,7 +217,7 @@ PAYLOAD_LAYOUTS: dict[int, Layout] = _payload_layouts()
 """Message type -> its payload Layout, for the types the walker understands."""
 
 
-def parse_fast(layout: Layout, payload: bytes, cls: type[Any] = Values, derived: tuple[str, ...] = ()) -> Any:
+def parse_fast(layout: Layout, cls: type[Any], derived: tuple[str, ...], payload: bytes) -> Any:
     """An instance of `cls` holding the payload's values by `layout` as attributes, its
     declaration's Const and Check rules passed and nothing left over; None when the
     payload breaks any rule (the caller then asks construct, which names the rule).

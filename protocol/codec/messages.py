@@ -283,6 +283,10 @@ def _fast_fields() -> dict[int, tuple[type[Message], tuple[str, ...]]]:
 
 
 _FIELDS = _fast_fields()
+FAST_PAYLOADS: dict[int, tuple[Any, type[Message], tuple[str, ...]]] = {
+    mtype: (PAYLOAD_LAYOUTS[mtype], cls, derived) for mtype, (cls, derived) in _FIELDS.items()
+}
+"""Type -> the arguments of `layout.parse_fast` but the payload, for the receiver's hot path."""
 
 
 def make(cls: type[Any], values: dict[str, Any]) -> Any:
@@ -304,7 +308,7 @@ def parse_payload(mtype: int, payload: bytes) -> Message:
     layout = PAYLOAD_LAYOUTS.get(mtype)
     if layout is not None:
         cls, derived = _FIELDS[mtype]
-        message = parse_fast(layout, payload, cls, derived)
+        message = parse_fast(layout, cls, derived, payload)
         if message is not None:
             return message  # type: ignore[no-any-return]
     return parse_payload_reference(mtype, payload)
