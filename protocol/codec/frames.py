@@ -67,7 +67,8 @@ def compute_tag(key: bytes, header_and_payload: bytes) -> bytes:
     """The frame's tag: HMAC-SHA256(key, header || payload), first 8 bytes (SPEC 3.2).
 
     RFC 2104 from precomputed pad states; `compute_tag_reference` is the `hmac` module's."""
-    inner_start, outer_start = _hmac_pads(key if type(key) is bytes else bytes(key))
+    pads = _PADS.get(key) if type(key) is bytes else None
+    inner_start, outer_start = pads if pads is not None else _hmac_pads(bytes(key))
     inner = inner_start.copy()
     inner.update(header_and_payload)
     outer = outer_start.copy()
@@ -383,9 +384,7 @@ class Receiver:
         if not hmac.compare_digest(compute_tag(key, frame[:end]), tag):
             raise _with_header(FrameRejected(Reason.BAD_TAG, raw), header)
         direction = self.direction
-        if direction is not None and (mtype & DIRECTION_BIT) != (
-            DIRECTION_BIT if direction is Direction.HOST_TO_SHOE else 0
-        ):
+        if direction is not None and (mtype & DIRECTION_BIT) != _DIRECTION_BITS[direction]:
             raise _with_header(FrameRejected(Reason.BAD_DIRECTION, raw, f"type 0x{mtype:02X}"), header)
         if window is None:
             window = self.windows.get(shoe) if direction is not None else None
@@ -482,6 +481,7 @@ class Receiver:
 
 _HEADER_NAMES = tuple(f.name for f in fields(FrameHeader))
 _KNOWN_TYPES = frozenset(int(t) for t in MessageType)
+_DIRECTION_BITS = {Direction.SHOE_TO_HOST: 0, Direction.HOST_TO_SHOE: DIRECTION_BIT}
 
 
 def _with_header(exc: FrameRejected, header: FrameHeader) -> FrameRejected:

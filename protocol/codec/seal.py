@@ -83,7 +83,8 @@ def seal_payload(key: bytes, mtype: int, boot: int, seq: int, payload: bytes) ->
         blocks = prefix + _BLOCK_NO[0]
     else:
         blocks = b"".join([prefix + (_BLOCK_NO[i] if i < 16 else i.to_bytes(4, "big")) for i in range(count)])
-    enc, lock = _ecb(key if type(key) is bytes else bytes(key))
+    found = _ECB.get(key) if type(key) is bytes else None
+    enc, lock = found if found is not None else _ecb(bytes(key))
     with lock:
         stream = enc.update(blocks)
     plain = int.from_bytes(payload[start:], "little") ^ int.from_bytes(stream[:n], "little")
