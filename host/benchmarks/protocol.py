@@ -33,7 +33,7 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from cobs import cobs
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes

@@ -16,7 +16,9 @@ from construct import CheckError, ChecksumError, ConstError, ConstructError
 from .errors import FrameError, FrameRejected, PayloadError, Reason
 from .layout import CRC_STRUCT, HEADER_STRUCT, HEADER_VERSION
 from .layout import parse_fast
-from .messages import FAST_PAYLOADS, Message, build_payload, parse_payload, parse_payload_reference
+from .messages import (
+    FAST_PAYLOADS, Message, build_payload, parse_payload, parse_payload_reference, plain_dataclass,
+)
 from .seal import seal_payload, seal_payload_reference
 from .spec import (
     CRC_SIZE,
@@ -480,6 +482,8 @@ class Receiver:
 
 
 _HEADER_NAMES = tuple(f.name for f in fields(FrameHeader))
+plain_dataclass(FrameHeader)
+plain_dataclass(Frame)
 _KNOWN_TYPES = frozenset(int(t) for t in MessageType)
 _DIRECTION_BITS = {Direction.SHOE_TO_HOST: 0, Direction.HOST_TO_SHOE: DIRECTION_BIT}
 

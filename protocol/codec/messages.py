@@ -268,12 +268,21 @@ def build_payload_reference(message: Message) -> bytes:
         raise PayloadError(f"{message.TYPE.name}: {exc}") from exc
 
 
+def plain_dataclass(cls: type[Any]) -> None:
+    """Refuse (at import) a class that the fast path may not make without its __init__:
+    one with a __post_init__, __slots__ or a __new__ of its own would differ."""
+    if (not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__") or "__slots__" in vars(cls)
+            or cls.__new__ is not object.__new__):
+        raise AssertionError(f"{cls.__name__} cannot be made without its __init__")
+
+
 def _fast_fields() -> dict[int, tuple[type[Message], tuple[str, ...]]]:
     """Per type with a layout: its message class and the layout fields it does not store;
     every field the class stores must be one the layout parses."""
     out: dict[int, tuple[type[Message], tuple[str, ...]]] = {}
     for mtype, layout in PAYLOAD_LAYOUTS.items():
         cls = MESSAGE_CLASSES[MessageType(mtype)]
+        plain_dataclass(cls)
         stored = [f.name for f in dataclasses.fields(cls)]
         parsed = list(layout.names) + ([layout.tail] if layout.tail else [])
         if not set(stored) <= set(parsed):
@@ -292,7 +301,8 @@ FAST_PAYLOADS: dict[int, tuple[Any, type[Message], tuple[str, ...]]] = {
 def make(cls: type[Any], values: dict[str, Any]) -> Any:
     """A frozen dataclass instance with exactly `values` as its fields, without its
     generated __init__ (whose object.__setattr__ per field costs more than the parse).
-    Only for values already checked: the fast path's, compared with construct's in tests."""
+    Only for values already checked: the fast path's, compared with construct's in tests,
+    and only for classes whose __init__ does nothing more (see `plain_dataclass`)."""
     obj: Any = object.__new__(cls)
     obj.__dict__.update(values)
     return obj

@@ -296,3 +296,27 @@ def test_header_checks_on_every_version_and_flags_byte() -> None:
     assert fast == reference
     reasons = {r[0] if r[0] == "ok" else r[0].value for r in fast[:-1]}
     assert reasons == {"ok", "bad_version", "bad_flags"}
+
+
+def test_classes_made_without_init_are_plain() -> None:
+    # The fast path makes messages without __init__; a class whose __init__ does more
+    # (a __post_init__ check, __slots__) is refused at import rather than skipped silently.
+    import dataclasses
+
+    from cardshoe.protocol.messages import plain_dataclass
+
+    @dataclasses.dataclass(frozen=True)
+    class Checked:
+        x: int
+
+        def __post_init__(self) -> None:
+            raise ValueError
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        x: int
+
+    for cls in (Checked, Slotted, int):
+        with pytest.raises(AssertionError):
+            plain_dataclass(cls)
+    plain_dataclass(Card)
