@@ -320,3 +320,27 @@ def test_classes_made_without_init_are_plain() -> None:
         with pytest.raises(AssertionError):
             plain_dataclass(cls)
     plain_dataclass(Card)
+
+
+def test_card_raw_len_against_every_raw_length() -> None:
+    # Every raw_len byte against every actual length of raw: the fast path takes the tail's
+    # length from the field and refuses what construct refuses (SPEC 5: 19 + raw_len exactly).
+    prefix = build_payload(_card(raw=b"\x01"))[:18]
+    for raw_len in range(256):
+        for actual in range(0, 20):
+            _same_parse(MessageType.CARD, prefix + bytes([raw_len]) + bytes(range(1, actual + 1)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(shoe_messages, host_messages))
+def test_valid_payloads_take_the_fast_path(message: Message) -> None:
+    # A valid payload of a type with a layout is parsed by the layout itself, not handed to
+    # construct (which would give the same answer, only slowly).
+    from cardshoe.protocol.layout import parse_fast
+    from cardshoe.protocol.messages import FAST_PAYLOADS
+
+    fast = FAST_PAYLOADS.get(message.TYPE)
+    if fast is None:
+        assert message.TYPE == MessageType.NEW_SHOE
+        return
+    assert parse_fast(*fast, build_payload(message)) == message
