@@ -1,6 +1,41 @@
 # cardshoe firmware entry point: the board runs this file at boot (it stays .py).
 # Everything else is compiled to .mpy by `cardshoe flash`; see firmware/README.md.
-import sys
+#
+# Nothing on the line may stop the shoe (firmware/README.md, "Boot"). Until
+# kbd_intr(-1) has run, a 0x03 from the host raises KeyboardInterrupt wherever the code
+# is (the USB stack looks at every byte it receives), so that is the first thing done;
+# the watchdog is the second, before anything is loaded that could block or raise: from
+# then on a boot that fails or hangs ends in a reset, never at the REPL. The ways back
+# to the REPL are deliberate: a dealer key held at boot, and the host's MAINTENANCE.
+import micropython
+
+
+def _ctrl_c_off():
+    # One KeyboardInterrupt scheduled just before kbd_intr(-1) is raised at the next
+    # jump: the `if`, inside the `try`. A bare `except` has no test (a jump) where a
+    # second one could escape; each retry runs under its own `try`.
+    try:
+        micropython.kbd_intr(-1)
+        if micropython:
+            return
+    except:  # noqa: E722
+        return _ctrl_c_off()
+
+
+_ctrl_c_off()
+_WDT_MS = 8000  # within machine.WDT's range on both chips (RP2040 8388 ms, RP2350 16777)
+
+
+def _watchdog():
+    try:
+        from machine import WDT
+    except ImportError:
+        return  # a port without one (the unix port under the firmware tests)
+    WDT(timeout=_WDT_MS)  # the board's wdt_start() takes it over; fed by the main loop only
+
+
+_watchdog()
+import sys  # noqa: E402
 
 for _p in ("/lib", "lib"):
     if _p not in sys.path:
@@ -23,17 +58,25 @@ def _forget(name):
             pass
 
 
+def _to_repl(board, why):
+    # A deliberate stop: the watchdog off (or the REPL would be reset), Ctrl-C back on.
+    board.close()
+    micropython.kbd_intr(3)
+    print("cardshoe:", why)
+
+
 def main():
     import gc
 
     import boards
 
     board = boards.load()
+    board.wdt_start(_WDT_MS)
     del boards
     _forget("boards")  # the package's loader; the board's own module stays in use
     gc.collect()
     if board.key_held():
-        print("cardshoe: key held at boot, staying in the REPL")
+        _to_repl(board, "key held at boot, staying in the REPL")
         return
     from app import run
 
@@ -42,16 +85,16 @@ def main():
     _forget("app.run")
     gc.collect()
     if shoe is False:  # the boot could not be counted, the board is halted (app/run.py)
+        micropython.kbd_intr(3)
         return
     if shoe is None:
-        board.close()
-        print("cardshoe: not provisioned (no data/ident.bin): run `cardshoe flash`")
+        _to_repl(board, "not provisioned (no data/ident.bin): run `cardshoe flash`")
         return
     shoe.run()  # until the host's MAINTENANCE: then the REPL, for mpremote
-    # Only then: an exception out of the loop leaves the board as it is, its watchdog
-    # running and unfed, so the board restarts from its saved state instead of sitting
-    # at the REPL (the unix port has no watchdog: there the process stops).
-    board.close()
+    # Only then: an exception out of the boot or the loop leaves the board as it is, its
+    # watchdog running and unfed, so the board restarts from its saved state instead of
+    # sitting at the REPL.
+    _to_repl(board, "maintenance: at the REPL (reset or power-cycle to stream again)")
 
 
 main()
