@@ -201,7 +201,7 @@ def manifest_parts(shoe_no: int) -> list[P.NewShoe]:
             for part in range(parts)]
 
 
-def run_storm(workdir: Path, cuts: int, seed: int) -> tuple[Storm, int]:
+def run_storm(workdir: Path, cuts: int, seed: int, progress: bool = False) -> tuple[Storm, int]:
     rng = random.Random(seed)
     board = VirtualBoard(workdir / "board", serial_follows_power=False, romfs_size=0)
     provision_offline(board, workdir / "keys", SERIAL, workdir / "build")
@@ -301,6 +301,8 @@ def run_storm(workdir: Path, cuts: int, seed: int) -> tuple[Storm, int]:
             board.power_cut()
             st.cuts += 1
             st.by_phase[phase] += 1
+            if progress and st.cuts % 100 < 1:
+                print(f"  {st.cuts} cuts, {st.cards} cards, {st.shoes_done} shoes", flush=True)
     finally:
         line.close()
         watchdog = board.watchdog_resets
@@ -326,7 +328,8 @@ def test_boot_storm_fast(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.slow
 def test_boot_storm_1000(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """1,000 power cuts (tens of minutes on a shared machine): `pytest -m slow -k storm`."""
-    st, watchdog = run_storm(tmp_path, 1000, seed=21)
+    with capsys.disabled():
+        st, watchdog = run_storm(tmp_path, 1000, seed=21, progress=True)
     assert st.cuts == 1000 and st.shoes_done >= 1
     with capsys.disabled():
         print("\nboot storm:", _report(st, watchdog))

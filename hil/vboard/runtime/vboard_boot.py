@@ -300,9 +300,16 @@ else:
     del gc
     if _run_main:
         del _run_main
-        micropython.kbd_intr(3)  # as pyexec does for main.py
+        # main.py is read and compiled first, then ^C turned on, as pyexec does for it. On
+        # a Pico the flash is read by C code, where a pending KeyboardInterrupt is not
+        # raised (only at the program's first jump); here the block device is Python
+        # (FileBlockDevice), whose jumps would raise it before main.py runs at all.
+        with open("main.py") as _f:
+            _main = compile(_f.read(), "main.py", "exec")
+        del _f
+        micropython.kbd_intr(3)
         del micropython
-        execfile("main.py")
+        exec(_main)
     else:
         del _run_main
         micropython.kbd_intr(3)
