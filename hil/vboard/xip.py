@@ -17,13 +17,17 @@ otherwise it is data like any other byte. The unix port has no such stack: it ho
 ^C only as SIGINT, and a signal to this process is not what a board sees (during the
 CPython start-up it is even fatal). So the console the engine relays to (fd 0) is read
 here, by a thread, and the port's stdin is a second, inner pseudo-terminal that the
-thread writes to. For a 0x03 the thread asks whether the port would honour ^C now: the
-unix port installs its SIGINT handler exactly while kbd_intr is 3 and puts back SIG_DFL
-for -1 (`mp_hal_set_interrupt_char`), so the handler this process has for SIGINT
-(SIG_IGN until the port first sets one) is the kbd_intr state. If so, the thread calls
-the port's own `mp_sched_keyboard_interrupt()` and flushes the inner terminal's input;
-no signal is ever sent. A ^C racing with `kbd_intr(-1)` can still be scheduled just
-before it takes effect and raise just after, as on a Pico.
+thread writes to. For a 0x03 it asks whether the port would honour ^C now: the unix
+port installs its SIGINT handler exactly while kbd_intr is 3 and puts back SIG_DFL for
+-1 (`mp_hal_set_interrupt_char`), so the handler this process has for SIGINT (SIG_IGN
+until the port first sets one) is the kbd_intr state. Off, the byte is data. On, the
+decision is taken where a Pico's USB task takes it, on the port's own thread between
+two bytecodes (rp2 runs that task from MicroPython's scheduler): the thread schedules a
+native callback (`mp_sched_schedule`), which looks again and, if ^C is still on, calls
+the port's `mp_sched_keyboard_interrupt()` and flushes the inner terminal's input. So a
+^C never lands after the program's `kbd_intr(-1)` returned, and no signal is ever sent.
+(A program blocked in C with ^C on, e.g. in a sleep, gets the decision from the thread
+after 50 ms instead.)
 
 **Watchdog** (VBOARD_USB=1). The unix port has no `machine.WDT`; the boot script gives
 `machine` one whose timeout and feed counter live in a small block of this process's
@@ -104,29 +108,87 @@ class _SigAction(ctypes.Structure):
     ]
 
 
+_MAIN_WAIT_S = 0.05  # how long the thread waits for the port's thread to take a ^C decision
+_SMALL_INT_0 = 1  # MicroPython's small int 0 as an object (tagged pointer, lowest bit set)
+_Native1 = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+
+
+class _FunBuiltin1(ctypes.Structure):
+    """A MicroPython native function object of one argument (mp_obj_fun_builtin_fixed_t)."""
+
+    _fields_ = [("type", ctypes.c_void_p), ("fun", ctypes.c_void_p)]
+
+
 class UsbCdc:
     """The board's USB CDC receive side: every host byte looked at as it arrives.
 
     `console` is the descriptor the engine relays the host's bytes to; `inner` the
-    master of the port's stdin terminal; `schedule` the port's mp_sched_keyboard_interrupt;
-    `flush` drops what the port has not read yet (the CDC's stdin ring buffer).
+    master of the port's stdin terminal; `port` the unix port's library (its
+    mp_sched_keyboard_interrupt and mp_sched_schedule); `flush` drops what the port has
+    not read yet (the CDC's stdin ring buffer).
     """
 
     def __init__(self, console: int, inner: int, port: Any, flush: Any) -> None:
         self._console = console
         self._inner = inner
-        self._schedule = port.mp_sched_keyboard_interrupt
-        self._schedule.restype = None
-        self._schedule.argtypes = []
+        self._kbd = port.mp_sched_keyboard_interrupt
+        self._kbd.restype = None
+        self._kbd.argtypes = []
+        self._sched = port.mp_sched_schedule
+        self._sched.restype = ctypes.c_bool
+        self._sched.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         self._flush = flush
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._act = _SigAction()
+        self._lock = threading.Lock()
+        self._waiting = False
+        self._verdict = False
+        self._decided = threading.Event()
+        # Kept referenced for the life of the process: the port holds their addresses.
+        self._native = _Native1(self._on_port_thread)
+        fun_type = ctypes.c_void_p.in_dll(port, "mp_type_fun_builtin_1")
+        self._fun = _FunBuiltin1(ctypes.addressof(fun_type), ctypes.cast(self._native, ctypes.c_void_p).value)
         self.interrupts = 0
 
     def ctrl_c_live(self) -> bool:
         """True while the port would honour ^C (its SIGINT handler is installed)."""
         self._libc.sigaction(signal.SIGINT, None, ctypes.byref(self._act))
         return self._act.handler not in (None, _SIG_DFL, _SIG_IGN)
+
+    def _interrupt(self) -> None:
+        self._kbd()
+        self._flush()
+        self.interrupts += 1
+
+    def _on_port_thread(self, _arg: int) -> int:
+        # Run by the port's scheduler between two bytecodes: nothing of the program runs
+        # meanwhile, so ^C cannot be turned off between the look and the interrupt.
+        with self._lock:
+            if self._waiting:
+                self._waiting = False
+                self._verdict = self.ctrl_c_live()
+                if self._verdict:
+                    self._interrupt()
+                self._decided.set()
+        return _SMALL_INT_0
+
+    def _ctrl_c(self) -> bool:
+        """Decide one ^C; True when it became KeyboardInterrupt (else it is data)."""
+        if not self.ctrl_c_live():
+            return False  # off now: a ^C an instant earlier or later is data either way
+        with self._lock:
+            self._waiting = True
+            self._decided.clear()
+        if self._sched(ctypes.addressof(self._fun), _SMALL_INT_0) and self._decided.wait(_MAIN_WAIT_S):
+            return self._verdict
+        with self._lock:  # the port's thread is blocked in C (or its queue was full)
+            if not self._waiting:
+                return self._verdict  # decided there after all
+            self._waiting = False
+            live = self.ctrl_c_live()
+            if live:
+                self._interrupt()
+            return live
 
     def feed(self, data: bytes) -> None:
         """Deliver host bytes: data to the port's stdin, a live ^C as KeyboardInterrupt."""
@@ -137,11 +199,7 @@ class UsbCdc:
                 self._write(data[start:])
                 return
             self._write(data[start:at])
-            if self.ctrl_c_live():
-                self._schedule()
-                self._flush()
-                self.interrupts += 1
-            else:
+            if not self._ctrl_c():
                 self._write(b"\x03")
             start = at + 1
 
