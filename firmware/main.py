@@ -7,10 +7,11 @@
 # the watchdog is the second, before anything is loaded that could block or raise: from
 # then on a boot that fails or hangs ends in a reset, never at the REPL. The ways back
 # to the REPL are deliberate: a dealer key held at boot, and the host's MAINTENANCE.
+# (This file is compiled on the board at every boot and its code kept: keep it small.)
 import micropython
 
 
-def _ctrl_c_off():
+def _off():
     # One KeyboardInterrupt scheduled just before kbd_intr(-1) is raised at the next
     # jump: the `if`, inside the `try`. A bare `except` has no test (a jump) where a
     # second one could escape; each retry runs under its own `try`.
@@ -19,22 +20,15 @@ def _ctrl_c_off():
         if micropython:
             return
     except:  # noqa: E722
-        return _ctrl_c_off()
+        return _off()
 
 
-_ctrl_c_off()
-_WDT_MS = 8000  # within machine.WDT's range on both chips (RP2040 8388 ms, RP2350 16777)
+_off()
+import machine  # noqa: E402
 
-
-def _watchdog():
-    try:
-        from machine import WDT
-    except ImportError:
-        return  # a port without one (the unix port under the firmware tests)
-    WDT(timeout=_WDT_MS)  # the board's wdt_start() takes it over; fed by the main loop only
-
-
-_watchdog()
+if hasattr(machine, "WDT"):  # not on the bare unix port of the firmware tests
+    machine.WDT(timeout=8000)  # both chips allow it (RP2040 8388 ms, RP2350 16777); fed by the loop only
+del machine
 import sys  # noqa: E402
 
 for _p in ("/lib", "lib"):
@@ -58,43 +52,38 @@ def _forget(name):
             pass
 
 
-def _to_repl(board, why):
-    # A deliberate stop: the watchdog off (or the REPL would be reset), Ctrl-C back on.
-    board.close()
-    micropython.kbd_intr(3)
-    print("cardshoe:", why)
-
-
 def main():
     import gc
 
     import boards
 
     board = boards.load()
-    board.wdt_start(_WDT_MS)
+    board.wdt_start(8000)  # takes over the watchdog armed above
     del boards
     _forget("boards")  # the package's loader; the board's own module stays in use
     gc.collect()
-    if board.key_held():
-        _to_repl(board, "key held at boot, staying in the REPL")
-        return
-    from app import run
+    why = "key held at boot"
+    if not board.key_held():
+        from app import run
 
-    shoe = run.boot(board)  # hashes the firmware, boots, loads the streaming code
-    del run
-    _forget("app.run")
-    gc.collect()
-    if shoe is False:  # the boot could not be counted, the board is halted (app/run.py)
-        micropython.kbd_intr(3)
-        return
-    if shoe is None:
-        _to_repl(board, "not provisioned (no data/ident.bin): run `cardshoe flash`")
-        return
-    shoe.run()  # until the host's MAINTENANCE: then the REPL, for mpremote
-    # Only then: an exception out of the boot or the loop leaves the board as it is, its
-    # watchdog running and unfed, so the board restarts from its saved state instead of
-    # sitting at the REPL.
-    _to_repl(board, "maintenance: at the REPL (reset or power-cycle to stream again)")
+        shoe = run.boot(board)  # hashes the firmware, boots, loads the streaming code
+        del run
+        _forget("app.run")
+        gc.collect()
+        if shoe is None:
+            why = "not provisioned: run `cardshoe flash`"
+        elif shoe is False:
+            why = None  # the boot could not be counted: app/run.py halted the board
+        else:
+            shoe.run()  # until the host's MAINTENANCE
+            why = "maintenance"
+    # A deliberate stop: the watchdog off, Ctrl-C back on, the REPL for mpremote. An
+    # exception out of the boot or the loop never gets here: the watchdog, running and
+    # unfed, restarts the board from its saved state instead of leaving it at the REPL.
+    if why:
+        board.close()
+        print("cardshoe: at the REPL:", why)
+    micropython.kbd_intr(3)
 
 
 main()

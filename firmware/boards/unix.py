@@ -217,11 +217,10 @@ class Board:
         pass  # the bench fires the sensor once per card: nothing to debounce
 
     def wdt_start(self, ms):
-        try:
-            from machine import WDT
-        except ImportError:
-            return  # the bare unix port: no watchdog
-        self._wdt = WDT(timeout=ms if ms <= 8388 else 8388)
+        import machine
+
+        if hasattr(machine, "WDT"):  # the bare unix port has none
+            self._wdt = machine.WDT(timeout=ms if ms <= 8388 else 8388)
 
     def wdt_feed(self):
         if self._wdt is not None:

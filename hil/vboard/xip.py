@@ -26,8 +26,10 @@ two bytecodes (rp2 runs that task from MicroPython's scheduler): the thread sche
 native callback (`mp_sched_schedule`), which looks again and, if ^C is still on, calls
 the port's `mp_sched_keyboard_interrupt()` and flushes the inner terminal's input. So a
 ^C never lands after the program's `kbd_intr(-1)` returned, and no signal is ever sent.
-(A program blocked in C with ^C on, e.g. in a sleep, gets the decision from the thread
-after 50 ms instead.)
+A program blocked in C with ^C on (a sleep, a socket read) runs no bytecode: after
+50 ms the thread decides itself and wakes the port's thread with SIGURG (a no-op
+handler: only so that the blocked system call returns EINTR and the port looks at its
+pending KeyboardInterrupt, as a Pico's wait loops do), never SIGINT.
 
 **Watchdog** (VBOARD_USB=1). The unix port has no `machine.WDT`; the boot script gives
 `machine` one whose timeout and feed counter live in a small block of this process's
@@ -149,6 +151,7 @@ class UsbCdc:
         fun_type = ctypes.c_void_p.in_dll(port, "mp_type_fun_builtin_1")
         self._fun = _FunBuiltin1(ctypes.addressof(fun_type), ctypes.cast(self._native, ctypes.c_void_p).value)
         self.interrupts = 0
+        self._main = threading.main_thread().ident or 0  # the port runs on this process's main thread
 
     def ctrl_c_live(self) -> bool:
         """True while the port would honour ^C (its SIGINT handler is installed)."""
@@ -188,6 +191,7 @@ class UsbCdc:
             live = self.ctrl_c_live()
             if live:
                 self._interrupt()
+                signal.pthread_kill(self._main, signal.SIGURG)
             return live
 
     def feed(self, data: bytes) -> None:
@@ -231,6 +235,10 @@ def start_usb(port: Any) -> UsbCdc:
     # The port's ^C state is read from this process's SIGINT handler: CPython's own is
     # replaced by "ignore" (no signal is ever sent to this process anyway).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The wake-up of a port blocked in a system call: a handler, so that the call is
+    # interrupted (EINTR), and one that does nothing (CPython's runs no Python code
+    # while the port holds the main thread).
+    signal.signal(signal.SIGURG, lambda _sig, _frame: None)
     usb = UsbCdc(console, inner, port, lambda: termios.tcflush(0, termios.TCIFLUSH))
     threading.Thread(target=usb.run, name="usb-cdc", daemon=True).start()
     return usb
