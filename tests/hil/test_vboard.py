@@ -443,3 +443,35 @@ def test_a_stream_of_ctrl_c_through_power_on_never_kills_the_board(board: Virtua
         assert b"Traceback" not in board.transcript()
         board.power_off()
     assert board.boots == 3
+
+
+# The board's watchdog (machine.WDT, served by the launcher): a firmware that stops
+# feeding it is reset (HELLO reset cause 2), and only the chip's register stops it.
+WDT_MAIN = """\
+import machine, os
+w = machine.WDT(timeout=300)
+print("armed cause %s" % os.getenv("CARDSHOE_RESET_CAUSE"))
+if "stop" in os.listdir():
+    w.stop()
+    print("stopped")
+raise RuntimeError("the firmware failed")
+"""
+
+
+def test_an_unfed_watchdog_resets_the_board_and_a_stopped_one_does_not(board: VirtualBoard) -> None:
+    board.flash.create()
+    board.flash.write("/main.py", WDT_MAIN.encode())
+    mark = board.output_mark()
+    board.power_on()
+    board.wait_output(b"armed cause 1", timeout=10, since=mark)
+    board.wait_output(b"armed cause 2", timeout=10, since=mark)  # reset by the watchdog, main.py again
+    assert board.watchdog_resets >= 1
+    board.power_off()
+    board.flash.write("/stop", b"")
+    resets = board.watchdog_resets
+    mark = board.output_mark()
+    board.power_on()
+    board.wait_output(b"stopped", timeout=10, since=mark)
+    boots = board.boots
+    time.sleep(1.0)  # three timeouts: a running watchdog would have reset it by now
+    assert board.watchdog_resets == resets and board.boots == boots
