@@ -39,36 +39,21 @@ for _p in ("/lib", "lib"):
 from app import mem  # noqa: E402
 
 
-def _forget(name):
-    # Boot-only code: drop the module (and its package's reference to it) so the
-    # collector can take its bytecode back.
-    sys.modules.pop(name, None)
-    if name == "app.run":
-        import app
-
-        try:
-            del app.run
-        except AttributeError:
-            pass
-
-
 def main():
     import gc
 
     import boards
 
-    board = boards.load()
-    board.wdt_start(8000)  # takes over the watchdog armed above
+    board = boards.load()  # drops the package's loader; the board's own module stays
     del boards
-    _forget("boards")  # the package's loader; the board's own module stays in use
+    board.wdt_start(8000)  # takes over the watchdog armed above
     gc.collect()
     why = "key held at boot"
     if not board.key_held():
         from app import run
 
-        shoe = run.boot(board)  # hashes the firmware, boots, loads the streaming code
+        shoe = run.boot(board)  # hashes the firmware, boots, loads the streaming code; drops app.run
         del run
-        _forget("app.run")
         gc.collect()
         if shoe is None:
             why = "not provisioned: run `cardshoe flash`"
