@@ -29,19 +29,20 @@ import machine  # noqa: E402
 if hasattr(machine, "WDT"):  # not on the bare unix port of the firmware tests
     machine.WDT(timeout=8000)  # both chips allow it (RP2040 8388 ms, RP2350 16777); fed by the loop only
 del machine
+import gc  # noqa: E402
 import sys  # noqa: E402
 
 for _p in ("/lib", "lib"):
     if _p not in sys.path:
         sys.path.append(_p)
-
+# `import machine` looked for a machine.py on the flash first (an extensible module):
+# its garbage goes before the arena is made, or the arena would sit above holes.
+gc.collect()
 # First: the arena of the app's buffers, before other modules fragment the heap.
 from app import mem  # noqa: E402
 
 
 def main():
-    import gc
-
     import boards
 
     board = boards.load()  # drops the package's loader; the board's own module stays
