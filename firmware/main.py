@@ -49,7 +49,7 @@ def main():
     del boards
     board.wdt_start(8000)  # takes over the watchdog armed above
     gc.collect()
-    why = "key held at boot"
+    why = "key held"
     if not board.key_held():
         from app import run
 
@@ -57,7 +57,7 @@ def main():
         del run
         gc.collect()
         if shoe is None:
-            why = "not provisioned: run `cardshoe flash`"
+            why = "not provisioned"
         elif shoe is False:
             why = None  # the boot could not be counted: app/run.py halted the board
         else:
@@ -68,7 +68,7 @@ def main():
     # unfed, restarts the board from its saved state instead of leaving it at the REPL.
     if why:
         board.close()
-        print("cardshoe: at the REPL:", why)
+        print("cardshoe: REPL,", why)
     micropython.kbd_intr(3)
 
 

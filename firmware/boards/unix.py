@@ -43,10 +43,8 @@ Methods:
     set_debounce(ms)   exit-sensor debounce time
     wdt_start(ms)      take over the watchdog main.py armed (machine.WDT), `ms`
                        capped at the chip's maximum; wdt_feed() feeds it
-    wdt_stop() -> bool stop it (machine.WDT cannot: a chip register), for a
-                       deliberate REPL; False when this board cannot
-    close()            release the hardware (and stop the watchdog) before
-                       returning to the REPL
+    close()            release the hardware and stop the watchdog (machine.WDT
+                       cannot: a chip register) before returning to the REPL
 
 This board: serial is the process's stdin/stdout (the pseudo-terminal of the
 virtual board, set raw here); the reader, exit sensor, keys and fault conditions
@@ -157,7 +155,9 @@ class Board:
         self._connect()
 
     def close(self):
-        self.wdt_stop()
+        if self._wdt:
+            self._wdt.stop()  # the virtual board's stand-in for the chip's register
+            self._wdt = None
         if self._sock is not None:
             self._sock.close()
             self._sock = None
@@ -220,18 +220,11 @@ class Board:
         import machine
 
         if hasattr(machine, "WDT"):  # the bare unix port has none
-            self._wdt = machine.WDT(timeout=ms if ms <= 8388 else 8388)
+            self._wdt = machine.WDT(timeout=min(ms, 8388))
 
     def wdt_feed(self):
-        if self._wdt is not None:
+        if self._wdt:
             self._wdt.feed()
-
-    def wdt_stop(self):
-        w = self._wdt
-        if w is not None:
-            w.stop()
-            self._wdt = None
-        return True
 
     # -- the sim socket ---------------------------------------------------
     def _sim_send(self, data):

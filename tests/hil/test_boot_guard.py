@@ -39,7 +39,7 @@ def test_a_key_held_at_boot_leaves_the_repl_with_the_watchdog_stopped(board: Vir
     provision_offline(board, tmp_path / "keys", 0x5EED, tmp_path / "build")
     mark = board.output_mark()
     board.power_on(key_held=True)
-    board.wait_output(b"cardshoe: at the REPL: key held at boot", timeout=20, since=mark)
+    board.wait_output(b"cardshoe: REPL, key held", timeout=20, since=mark)
     time.sleep(WDT_S + 1.5)  # longer than the watchdog's timeout: a running one would have reset it
     assert board.watchdog_resets == 0 and board.boots == 1
     assert MpRemote.for_board(board)("exec", "print(6 * 7)").strip() == "42"
