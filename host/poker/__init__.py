@@ -285,32 +285,32 @@ def _checked_fast(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ..
 
 
 def _order_weights(strength: int) -> list[int]:
-    """Per rank index, a sort weight above the card code for display order: groups by
-    size then rank; a wheel's ace below the deuce (Stud 3.3.1.2/3.12.4)."""
+    """Per rank index, its place in display order, 5 first to 1 last (0: not in the hand):
+    groups by size then rank; a wheel's ace last (Stud 3.3.1.2/3.12.4)."""
     cls = _T5.class_of[strength]
     ranks = _T5.tiebreak(strength)
     weights = [0] * 13
     if cls in (_t.C5_STRAIGHT, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
         top = ranks[0]
         for i in range(5):
-            r = (top - i) % 13 if top - i >= 0 else 12
-            weights[r] = (top - i + 2) << 8  # the wheel's ace gets weight 1
+            weights[top - i if top - i >= 0 else 12] = 5 - i  # the wheel's ace: 1, last
         return weights
-    # tiebreak order is the display order of the groups; weight by position
+    # tiebreak order is the display order of the groups
     for pos, r in enumerate(ranks):
-        weights[r] = (20 - pos) << 8
+        weights[r] = 5 - pos
     return weights
 
 
-# Per strength, lazily: each card's sort key (rank weight above the card code).
-_KEYS: list[list[int] | None] = [None] * (STRENGTH5_MAX + 1)
+# Per strength, lazily: each card's sort key, its rank's place * 4 + its suit, as 52 bytes
+# (small ints: a sort reads them without touching int objects all over the heap).
+_KEYS: list[bytes | None] = [None] * (STRENGTH5_MAX + 1)
 
 
-def _card_keys(strength: int) -> list[int]:
+def _card_keys(strength: int) -> bytes:
     keys = _KEYS[strength]
     if keys is None:
         w = _order_weights(strength)
-        keys = _KEYS[strength] = [w[c >> 2] | c for c in range(52)]
+        keys = _KEYS[strength] = bytes((w[c >> 2] << 2) | (c & 3) for c in range(52))
     return keys
 
 
@@ -368,7 +368,7 @@ def best5(cards: Iterable[int]) -> Hand:
         for c in hand:
             counts[c & 3] += 1
         suit = counts.index(max(counts))
-        chosen = [c for c in hand if c & 3 == suit and keys[c] > 255]
+        chosen = [c for c in hand if c & 3 == suit and keys[c] > 3]
     else:
         for r, k in _GROUP_COUNTS[cls](_T5.tiebreak(best)):
             need[r] = k
