@@ -361,7 +361,6 @@ def best5(cards: Iterable[int]) -> Hand:
     # The best hand's ranks (with their multiplicities) are known from its strength; take
     # the highest-coded cards of those ranks, which is the tie rule above. A flush class
     # takes them from the one suit holding 5+ cards.
-    need = [0] * 13
     keys = _KEYS[best] or _card_keys(best)
     if cls in (_t.C5_FLUSH, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
         counts = [0, 0, 0, 0]
@@ -370,15 +369,26 @@ def best5(cards: Iterable[int]) -> Hand:
         suit = counts.index(max(counts))
         chosen = [c for c in hand if c & 3 == suit and keys[c] > 3]
     else:
-        for r, k in _GROUP_COUNTS[cls](_T5.tiebreak(best)):
-            need[r] = k
+        need = bytearray(_NEEDS[best] or _needs(best))
         chosen = []
         for c in sorted(hand, reverse=True):
             r = c >> 2
             if need[r]:
                 need[r] -= 1
                 chosen.append(c)
-    return _make_hand(_KIND5[best], best, _display5(best, chosen))
+    return _make_hand(_KIND5[best], best, tuple(sorted(chosen, key=keys.__getitem__, reverse=True)))
+
+
+# Per strength, lazily: how many cards of each rank its 5 cards hold (13 bytes).
+_NEEDS: list[bytes | None] = [None] * (STRENGTH5_MAX + 1)
+
+
+def _needs(strength: int) -> bytes:
+    need = bytearray(13)
+    for r, k in _GROUP_COUNTS[_T5.class_of[strength]](_T5.tiebreak(strength)):
+        need[r] = k
+    _NEEDS[strength] = found = bytes(need)
+    return found
 
 
 def _straight_counts(ranks: tuple[int, ...]) -> list[tuple[int, int]]:
