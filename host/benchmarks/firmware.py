@@ -322,15 +322,15 @@ def main(argv: Sequence[str]) -> int:
     print(f"time per card, read to frame written: median {median_us} us, worst {worst_us} us")
     print(f"cards dealt in the measured shoe {dealt}, in its flash log {logged}")
     erases, programs, programmed, shoe_erases, shoe_cards, free_blocks, blocks, most = (
-        int(x) for x in wear_line.split()[1:]  # type: ignore[union-attr]
+        int(x) for x in wear_line.split()[1:]
     )
     print(f"flash per card, dealing one shoe (Pico geometry: {blocks} blocks of 4 KiB, progsize 256): "
           f"{erases / dealt:.3f} erases, {programs / dealt:.2f} programs ({programmed // dealt} bytes)")
-    per_card = shoe_erases / shoe_cards
-    print(f"flash per card over {shoe_cards // 52} shoes, NEW_SHOE included: {per_card:.3f} erases "
+    erases_per_card = shoe_erases / shoe_cards
+    print(f"flash per card over {shoe_cards // 52} shoes, NEW_SHOE included: {erases_per_card:.3f} erases "
           f"({shoe_erases} erases for {shoe_cards} cards; the most any block took: {most}, "
           f"the mean over the free blocks: {shoe_erases / max(free_blocks, 1):.1f})")
-    print(flash_life(per_card, free_blocks))
+    print(flash_life(erases_per_card, free_blocks))
     return 0
 
 
