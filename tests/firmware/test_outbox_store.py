@@ -371,3 +371,90 @@ print('READ', [st2.read(i) and st2.unpack()[5] for i in range(1, 8)])
 """)
     assert "BOOT 7 False" in out, out
     assert "READ [1, 2, 3, 4, 5, 6, 7]" in out, out
+
+
+# -- a flash that refuses while the shoe deals (issue 9 item 6) -------------------------
+# Before: after 4 refused records the log stopped, the 5th card could not be framed (its
+# record was neither in the log nor in RAM) and every card after it, and NEW_SHOE, waited
+# for ever. Now every card goes out, marked NOT_DURABLE (CARD flags bit 2, SPEC 5), with
+# FAULT STORAGE; a card whose record left the RAM ring unframed goes out as UNREAD.
+
+REFUSING_SHOE = """
+import shoetest as T
+bd = T.BlockDev(path=IMG)
+root = T.mount(bd)
+T.provision(root)
+shoe, board = T.new_shoe(root)
+T.spin(shoe)
+def ack():
+    shoe.outbox.ack(shoe.outbox.next_seq - 1)
+import struct
+p = bytearray(12)
+struct.pack_into('<IIBBBB', p, 0, 9, 0xABCD, 2, 0, 1, 0)
+print('LOAD', shoe.command(0x83, p, 12))
+T.spin(shoe); ack()
+"""
+
+
+def _frames(wire, stdout: str):  # type: ignore[no-untyped-def]
+    from cardshoe import protocol as P
+
+    return [f.message for batch in wire.decode(stdout) for f in batch
+            if isinstance(f.message, (P.Card, P.Unread, P.Fault, P.Reply))]
+
+
+def test_a_refusing_flash_never_stops_the_cards_and_says_so(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    from cardshoe import protocol as P
+
+    out = mpy(REFUSING_SHOE + """
+bd.refuse = True
+for c in range(12):
+    board.barcode(T.barcode_of(0xABCD, c)); board.exit()
+    T.spin(shoe, 3); ack()
+print('STATE', shoe.store.logged, shoe.store.in_file, shoe.next_frame, shoe.active_faults() & (1 << 7) != 0)
+struct.pack_into('<IIBBBB', p, 0, 10, 0xABCD, 2, 0, 1, 0)
+print('NEWSHOE_REFUSING', shoe.command(0x83, p, 12))
+bd.refuse = False
+print('NEWSHOE_WORKING', shoe.command(0x83, p, 12))
+T.spin(shoe); ack()
+board.barcode(T.barcode_of(0xABCD, 3)); board.exit()
+T.spin(shoe, 3); ack()
+print('AFTER', shoe.store.logged, shoe.store.in_file)
+""", heapsize="64k")
+    assert "LOAD (0, 0)" in out, out
+    assert "STATE 12 0 13 True" in out, out  # all 12 framed, none in the log, STORAGE raised
+    assert "NEWSHOE_REFUSING (1, 3)" in out, out  # refused with detail 3 storage, not a silent wedge
+    assert "NEWSHOE_WORKING (0, 0)" in out, out
+    assert "AFTER 1 1" in out, out  # the new session logs again, durably
+    msgs = _frames(wire, out)
+    cards = [m for m in msgs if isinstance(m, P.Card)]
+    assert [(c.shoe_no, c.index) for c in cards[:12]] == [(9, i) for i in range(1, 13)]
+    assert all(c.flags & 4 for c in cards[:12])  # NOT_DURABLE on each
+    assert cards[12].shoe_no == 10 and cards[12].index == 1 and not cards[12].flags & 4
+    assert any(isinstance(m, P.Fault) and m.code == 7 and m.active for m in msgs)
+
+
+def test_a_card_pushed_out_of_ram_unframed_goes_out_as_unread(mpy, wire) -> None:  # type: ignore[no-untyped-def]
+    from cardshoe import protocol as P
+
+    out = mpy(REFUSING_SHOE + """
+for c in range(14):                 # no ACKs: fourteen cards fill the outbox (two slots reserved)
+    board.barcode(T.barcode_of(0xABCD, c)); board.exit()
+    T.spin(shoe, 2)
+bd.refuse = True
+for c in range(14, 20):             # six more, none framed (outbox full), the flash refusing
+    board.barcode(T.barcode_of(0xABCD, c)); board.exit()
+    T.spin(shoe, 2)
+print('HELD', shoe.store.logged, shoe.store.in_file, shoe.next_frame)
+for _ in range(10):
+    ack(); T.spin(shoe, 2)
+print('FRAMED', shoe.next_frame)
+""", heapsize="64k")
+    assert "HELD 20 14 15" in out, out
+    assert "FRAMED 21" in out, out
+    msgs = _frames(wire, out)
+    dealt = [m for m in msgs if isinstance(m, (P.Card, P.Unread)) and m.index > 14]
+    # Records 15 and 16 left the four-record RAM ring before anything took them: UNREAD.
+    assert [(type(m).__name__, m.index) for m in dealt] == [
+        ("Unread", 15), ("Unread", 16), ("Card", 17), ("Card", 18), ("Card", 19), ("Card", 20)]
+    assert all(m.flags & 4 for m in dealt if isinstance(m, P.Card))

@@ -51,7 +51,10 @@ class BlockDev:
 
     def writeblocks(self, block, buf, off=None):
         if self.refuse:
-            raise OSError(5)
+            # EIO as a block device reports it to littlefs (a return code, as rp2.Flash's
+            # C driver would): an exception raised here would unwind through littlefs's
+            # C code and leave its open-file list broken.
+            return -5
         a = block * self.bs + (off or 0)
         if off is None:  # erase implied
             self.erases += 1
