@@ -12,7 +12,7 @@ failure"). Let It Ride's document has no power-failure rule and no general provi
 as the settlement does (docs/rule-readings.md, reading 35) the flag cites Megalink Three
 Card Poker 5.16 by analogy, for the Gaming Shift Manager to confirm.
 
-Choices made where the rules and the issue are silent (docs/rule-readings.md, reading 41):
+Choices made where the rules and the issue are silent (docs/rule-readings.md, reading 51):
 
 - Only a reboot while a dealing phase is open is flagged (DEALING, or DEALER for Xtreme
   method B): outside them no card is leaving the shoe. A flag per reboot.

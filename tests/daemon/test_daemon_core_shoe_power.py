@@ -3,7 +3,7 @@
 
 Expectations come from the rule documents: 5.16 ("in the event of a power failure") in TCP,
 Megalink TCP, Xtreme and Singapore Stud; Let It Ride has no such rule nor a 6.1, so the flag
-cites Megalink TCP 5.16 by analogy (docs/rule-readings.md, readings 35 and 41); and from
+cites Megalink TCP 5.16 by analogy (docs/rule-readings.md, readings 35 and 51); and from
 SPEC 5 (FAULT code 7 STORAGE, CARD flags bit 2 NOT_DURABLE).
 """
 
