@@ -307,10 +307,12 @@ class Shoe:
         r = st.rec
         if r[2] | (r[3] << 8) != index or r[1] != 0xC5:
             if not st.read(index):
+                self.raise_fault(_F_STORAGE)
+                if not st.gone(index):
+                    return False  # in the log or in RAM: read again on the next pass
                 # Its record left the RAM ring before the flash took it (store.append): the
                 # card left, its identity is gone. It goes out as UNREAD rather than never
                 # (which stopped every card after it, and NEW_SHOE, for the session).
-                self.raise_fault(_F_STORAGE)
                 st.pack(_T_UNREAD, index, 0, 0, 0, 0, 0, self.ms, r, 0)
         ob = self.outbox
         p = ob.buf
