@@ -308,7 +308,7 @@ class Shoe:
         if r[2] | (r[3] << 8) != index or r[1] != 0xC5:
             if not st.read(index):
                 self.raise_fault(_F_STORAGE)
-                if not st.gone(index):
+                if index <= st.in_file or st.logged - index < 4:  # 4: store._PEND_MAX
                     return False  # in the log or in RAM: read again on the next pass
                 # Its record left the RAM ring before the flash took it (store.append): the
                 # card left, its identity is gone. It goes out as UNREAD rather than never

@@ -353,17 +353,13 @@ class Store:
                 pass
             raise StorageError("log") from e
 
-    def gone(self, index):
-        """Whether record `index` left the RAM ring before the flash took it (never readable)."""
-        return index > self.in_file and self.logged - index >= _PEND_MAX
-
     def read(self, index):
         """Load record `index` (1-based) of the current log into `self.rec`; False if absent."""
         if index < 1 or index > self.logged:
             return False
         if index > self.in_file:  # still in RAM, waiting for the flash
-            if self.gone(index):
-                return False
+            if self.logged - index >= _PEND_MAX:
+                return False  # pushed out of the ring before the flash took it
             at = ((index - 1) % _PEND_MAX) * _REC_SIZE
             for i in range(_REC_SIZE):
                 self.rec[i] = self._pend[at + i]
