@@ -80,6 +80,13 @@ class TableSetup:
                 "method": self.method, "limits": self.limits_json(), "jackpot_reset": self.jackpot_reset}
 
 
+#: SPEC 5 FAULT codes.
+FAULT_NAMES = {1: "reader", 2: "jam", 3: "tamper", 4: "sensor", 5: "low_memory", 6: "outbox_full", 7: "storage",
+               8: "manifest"}
+#: CARD flags bit 2: framed from the shoe's RAM, not in its flash log (SPEC 5).
+NOT_DURABLE = 4
+
+
 @dataclass
 class ShoeSession:
     """What the core knows of one shoe's current session (SPEC 4, 5 HELLO/NEW_SHOE)."""
@@ -92,6 +99,14 @@ class ShoeSession:
     requested_from: int = 0
     known_dealt: int = 0
     """The most cards of this session the shoe is known to have dealt (HELLO, card indices)."""
+    faults: int = 0
+    """The shoe's active faults as last reported (HELLO, FAULT): bit ``1 << code`` (SPEC 5)."""
+    not_durable: int = 0
+    """Cards received marked NOT_DURABLE (CARD flags bit 2): in no flash log of the shoe."""
+
+    def fault_names(self) -> list[str]:
+        """The active faults by name (SPEC 5 FAULT codes)."""
+        return [name for code, name in FAULT_NAMES.items() if self.faults & (1 << code)]
 
     def missing_from(self) -> int | None:
         """The first index the journal lacks of cards the shoe is known to hold, if any."""
@@ -147,7 +162,7 @@ class TableCore:
         session = self.shoes.setdefault(shoe, ShoeSession())
         time_ms = t_ns // 1_000_000
         if mtype == "HELLO":
-            return Applied(tuple(self._hello(shoe, session, msg)))
+            return Applied(tuple(self._hello(shoe, session, msg, time_ms)))
         if mtype in ("CARD", "UNREAD"):
             return Applied(tuple(self._card(shoe, session, msg, time_ms)))
         if mtype == "KEY":
@@ -156,8 +171,13 @@ class TableCore:
             return Applied(tuple(self._deck_status(shoe, session, msg, time_ms)))
         if mtype == "FAULT":
             rid = self._round_id()
-            return Applied((_event(rid, "shoe_fault", shoe=shoe, code=msg["code"], active=bool(msg["active"]),
-                                   detail=msg["detail"], shoe_ms=msg["t_ms"]),))
+            code = int(msg["code"])
+            if msg["active"]:
+                session.faults |= 1 << code
+            else:
+                session.faults &= ~(1 << code)
+            return Applied((_event(rid, "shoe_fault", shoe=shoe, code=code, name=FAULT_NAMES.get(code, "unknown"),
+                                   active=bool(msg["active"]), detail=msg["detail"], shoe_ms=msg["t_ms"]),))
         return Applied(())  # HEARTBEAT, REPLY: link-level, journaled but not acted on here
 
     def current_round_id(self) -> str | None:
@@ -167,7 +187,7 @@ class TableCore:
     def _round_id(self) -> str | None:
         return self.current.round_id if self.current is not None else None
 
-    def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any]) -> list[Derived]:
+    def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         out = [
             _event(self._round_id(), "shoe_hello", shoe=shoe, boot=msg.get("boot", 0),
                    fw=f"{msg['fw_major']}.{msg['fw_minor']}.{msg['fw_patch']}",
@@ -175,10 +195,13 @@ class TableCore:
                    deck_id=msg["deck_id"], dealt=msg["dealt"], integrity=msg["integrity"],
                    faults=msg["faults"])
         ]
-        session.boot = int(msg.get("boot", 0))
+        previous_boot, session.boot = session.boot, int(msg.get("boot", 0))
+        session.faults = int(msg["faults"])
         shoe_no, dealt = int(msg["shoe_no"]), int(msg["dealt"])
         if shoe_no == 0:
             return out
+        if previous_boot and session.boot != previous_boot and shoe_no == session.shoe_no:
+            out += self._power_failure(shoe, session, msg, dealt, time_ms)
         if shoe_no != session.shoe_no:
             if session.shoe_no == 0 or session.next_index == 1:
                 # A session this journal never saw a card of: adopt it. Cards dealt before
@@ -202,6 +225,16 @@ class TableCore:
                               from_index=session.next_index, dealt=dealt))
         return out
 
+    def _power_failure(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], dealt: int,
+                       time_ms: int) -> list[Derived]:
+        """The shoe rebooted in a session of this journal: a round being dealt carries it
+        (cardshoe.rounds.powerfail, 5.16 / 6.1), whatever the counts say."""
+        if self.current is None or self.current.status not in (rounds.RoundStatus.DEALING, rounds.RoundStatus.DEALER):
+            return []
+        op = rounds.ShoePowerFailure(shoe=shoe, boot=session.boot, reset_cause=int(msg["reset_cause"]),
+                                     shoe_dealt=dealt, host_count=session.next_index - 1, time_ms=time_ms)
+        return list(self._do(self.current, op, source="shoe").derived)
+
     def _card(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         shoe_no, index = int(msg["shoe_no"]), int(msg["index"])
         out: list[Derived] = []
@@ -216,6 +249,10 @@ class TableCore:
                            index=index, expected_shoe_no=session.shoe_no, rule="6.1")]
         if index < session.next_index or index in session.pending:
             return []  # already placed (or waiting): a card is placed once (SPEC 4)
+        if msg["type"] == "CARD" and int(msg["flags"]) & NOT_DURABLE:
+            # The shoe's flash refused it (FAULT STORAGE): it is durable only in this journal.
+            session.not_durable += 1
+            out.append(_event(self._round_id(), "card_not_durable", shoe=shoe, shoe_no=shoe_no, index=index))
         session.known_dealt = max(session.known_dealt, index)
         if index > session.next_index:
             session.pending[index] = msg
