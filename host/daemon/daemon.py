@@ -21,6 +21,7 @@ each shoe's replay window, and opens the serial port. From then on:
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from cardshoe.daemon.control import TableControl
 from cardshoe.daemon.core import Derived, TableCore
 from cardshoe.daemon.service import FrameInput, TableService
 from cardshoe.journal import Journal, now_ns
+from cardshoe.journal.store import classify
 from cardshoe.journal.replay import ReplayReport, replay
 from cardshoe.link import Command, LinkState, ShoeLink
 from cardshoe.protocol.frames import Frame, KeyLookup, Rejection
@@ -152,12 +154,38 @@ class Daemon:
         self._loading: dict[int, tuple[int, int]] = {}
         # Shoes whose HELLO was rejected `bad_version`: serial -> the version it speaks (SPEC 7).
         self.version_mismatch: dict[int, int] = {}
+        # The journal failed while running: the process should end (exit 6) and be restarted.
+        self.fatal: BaseException | None = None
+        self._fatal_callbacks: list[Callable[[BaseException], None]] = []
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
-        """Open the journal, rebuild the table from it, and start the link."""
+        """Open the journal, rebuild the table from it, and start the link.
+
+        A journal that cannot be used raises a `JournalError` subclass that says why in
+        one line (`JournalLocked`, `JournalUnreadable`, `JournalReadOnly`,
+        `JournalWriteFailed`), with the journal closed again."""
+        try:
+            self._start()
+        except BaseException as exc:
+            self.stop()
+            if isinstance(exc, (sqlite3.Error, OSError)):
+                raise classify(self.config.journal, exc) from exc
+            raise
+
+    def on_fatal(self, callback: Callable[[BaseException], None]) -> None:
+        """Call `callback` once if the journal fails while running (the process should end)."""
+        self._fatal_callbacks.append(callback)
+
+    def _journal_failed(self, exc: BaseException) -> None:
+        self.fatal = exc
+        for callback in list(self._fatal_callbacks):
+            callback(exc)
+
+    def _start(self) -> None:
         cfg = self.config
-        self.journal = Journal(cfg.journal, synchronous=self.synchronous)
+        self.journal = Journal(cfg.journal, synchronous=self.synchronous,
+                               holder=f"cardshoe run, table {cfg.name}, port {cfg.port}")
         self.epoch = self.journal.start_epoch()
         wanted = cfg.setup()
         core = TableCore(wanted)
@@ -166,7 +194,8 @@ class Daemon:
             windows = reader.windows()
         for problem in self.restored.mismatches:
             log.error("journal rebuild: %s", problem)
-        self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived)
+        self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived,
+                                    on_failed=self._journal_failed)
         kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic}
         if self._randbelow is not None:
             kwargs["randbelow"] = self._randbelow
