@@ -145,7 +145,7 @@ def run(journal_dir: Path, noise_frames: int = 20_000, guesses: int = 1_000) -> 
                     raise TimeoutError(f"no event for card {i} after {name}")
             delay = (placed[i] - t0) * 1000
             shoe.wait_acked(shoe.seq)
-            getattr(daemon, "flush_rejections", lambda: None)()
+            daemon.flush_rejections()
             entries1, bytes1 = _journal_usage(config.journal)
             return BurstFigures(name, len(data), entries1 - entries0, bytes1 - bytes0,
                                 counter.count - warnings0, rejects[0] - rejects0, delay)
