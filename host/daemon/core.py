@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from cardshoe import rounds
+from cardshoe.daemon import consistency
 from cardshoe.rounds import Round, RoundOperationError
 
 #: Rounds kept in memory for the API after they are settled (the journal keeps them all).
@@ -91,6 +92,8 @@ class ShoeSession:
     requested_from: int = 0
     known_dealt: int = 0
     """The most cards of this session the shoe is known to have dealt (HELLO, card indices)."""
+    cards: dict[tuple[int, int], consistency.Fingerprint] = field(default_factory=dict)
+    """(shoe_no, index) -> the card the journal holds there (placed or waiting), to compare resends."""
 
     def missing_from(self) -> int | None:
         """The first index the journal lacks of cards the shoe is known to hold, if any."""
@@ -146,7 +149,7 @@ class TableCore:
         session = self.shoes.setdefault(shoe, ShoeSession())
         time_ms = t_ns // 1_000_000
         if mtype == "HELLO":
-            return Applied(tuple(self._hello(shoe, session, msg)))
+            return Applied(tuple(self._hello(shoe, session, msg, time_ms)))
         if mtype in ("CARD", "UNREAD"):
             return Applied(tuple(self._card(shoe, session, msg, time_ms)))
         if mtype == "KEY":
@@ -166,7 +169,7 @@ class TableCore:
     def _round_id(self) -> str | None:
         return self.current.round_id if self.current is not None else None
 
-    def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any]) -> list[Derived]:
+    def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         out = [
             _event(self._round_id(), "shoe_hello", shoe=shoe, boot=msg.get("boot", 0),
                    fw=f"{msg['fw_major']}.{msg['fw_minor']}.{msg['fw_patch']}",
@@ -193,6 +196,11 @@ class TableCore:
                 out.append(_event(self._round_id(), "shoe_session_mismatch", shoe=shoe, shoe_no=shoe_no,
                                   expected_shoe_no=session.shoe_no, rule="6.1"))
             return out
+        holds = max(session.next_index - 1, max(session.pending, default=0))
+        if dealt < holds:
+            # The shoe's log lost cards the journal holds: never dropped (issue 10 item 4).
+            body = consistency.count_backwards(shoe, shoe_no, dealt, holds, self._game())
+            out += self._inconsistent(body, rounds.DeckFault.MISSING, time_ms)
         session.known_dealt = max(session.known_dealt, dealt)
         if dealt >= session.next_index:
             # SPEC 4: the shoe logged cards the journal does not hold.
@@ -214,8 +222,13 @@ class TableCore:
             return [_event(self._round_id(), "card_from_other_session", shoe=shoe, shoe_no=shoe_no,
                            index=index, expected_shoe_no=session.shoe_no, rule="6.1")]
         if index < session.next_index or index in session.pending:
-            return []  # already placed (or waiting): a card is placed once (SPEC 4)
+            # Already placed (or waiting): a card is placed once (SPEC 4). A resend repeats
+            # it exactly; a different card there is flagged with both (issue 10 item 4).
+            held = session.cards.get((shoe_no, index))
+            body = None if held is None else consistency.card_conflict(shoe, shoe_no, index, held, msg, self._game())
+            return [] if body is None else self._inconsistent(body, rounds.DeckFault.EXTRA, time_ms)
         session.known_dealt = max(session.known_dealt, index)
+        session.cards[(shoe_no, index)] = consistency.fingerprint(msg)
         if index > session.next_index:
             session.pending[index] = msg
             if session.requested_from != session.next_index:
@@ -236,16 +249,41 @@ class TableCore:
                                       shoe_ms=msg["t_ms"], time_ms=time_ms)
         else:
             code = int(msg["code"])
+            session = self.shoes.get(shoe)
+            # A card of another deck is foreign whether or not the shoe flagged it (issue 10 item 4).
+            mismatch = consistency.deck_mismatch(shoe, msg, session.deck_id if session else 0, self._game())
             op = rounds.ShoeCard(
-                shoe_no=msg["shoe_no"], index=msg["index"], code=None if code == 0xFF else code,
+                shoe_no=msg["shoe_no"], index=msg["index"],
+                code=None if code == 0xFF or mismatch is not None else code,
                 reader_id=str(msg["raw"]), shoe_ms=msg["t_ms"], deck_id=msg["card_deck"],
-                read_method=msg["method"], duplicate=bool(msg["flags"] & 1), foreign=bool(msg["flags"] & 2) or code == 0xFF,
+                read_method=msg["method"], duplicate=bool(msg["flags"] & 1),
+                foreign=bool(msg["flags"] & 2) or code == 0xFF or mismatch is not None,
                 time_ms=time_ms,
             )
+            if mismatch is not None:
+                head = [_event(self._round_id(), mismatch.pop("type"), **mismatch)]
+                if self.current is None:
+                    return head + [_event(None, "card_outside_round", shoe=shoe, shoe_no=msg["shoe_no"],
+                                          index=msg["index"], rule="6.1")]
+                return head + list(self._do(self.current, op, source="shoe").derived)
         if self.current is None:
             return [_event(None, "card_outside_round", shoe=shoe, shoe_no=msg["shoe_no"], index=msg["index"],
                            rule="6.1")]
         return list(self._do(self.current, op, source="shoe").derived)
+
+    def _game(self) -> str:
+        return self.current.game if self.current is not None else self.setup.game
+
+    def _inconsistent(self, body: dict[str, Any], fault: rounds.DeckFault, time_ms: int) -> list[Derived]:
+        """An inconsistent shoe: the event with its evidence, and the round in play (if any,
+        and not void already) takes it as a deck irregularity its game's rules decide."""
+        body = dict(body)
+        out = [_event(self._round_id(), str(body.pop("type")), **body)]
+        round_ = self.current
+        if round_ is None or round_.void is not None or round_.status is rounds.RoundStatus.SETTLED:
+            return out
+        op = rounds.DeckIrregularity(fault=fault, detail=str(body["message"]), time_ms=time_ms)
+        return out + list(self._do(round_, op, source="shoe").derived)
 
     def _key(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         key = int(msg["key"])
