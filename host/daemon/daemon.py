@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from cardshoe.daemon.bus import SECURITY_REASONS, EventBus, streamable
+from cardshoe.daemon.bus import EventBus, streamable
 from cardshoe.daemon.rejections import RejectionLimiter
 from cardshoe.daemon.config import TableConfig
 from cardshoe.daemon.control import TableControl
@@ -320,7 +320,7 @@ class Daemon:
         # Monotonic bounds are for the interval's length; the entry's own time stamp is wall time.
         seconds = (summary["to_ns"] - summary["from_ns"]) / 1e9
         unsampled = sum(summary["unsampled"].values())
-        security = any(k.split(":", 1)[0] in SECURITY_REASONS for k in summary["counts"])
+        security = streamable("reject", summary)
         (log.warning if security else log.info)(
             "link: %d more frames rejected in %.1f s, counted not journaled: %s", unsampled, seconds,
             ", ".join(f"{k} {v}" for k, v in summary["unsampled"].items()))
