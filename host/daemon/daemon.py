@@ -33,8 +33,8 @@ from cardshoe.daemon.rejections import RejectionLimiter
 from cardshoe.daemon.config import TableConfig
 from cardshoe.daemon.control import TableControl
 from cardshoe.daemon.core import Derived, TableCore
-from cardshoe.daemon.service import FrameInput, TableService
-from cardshoe.journal import Journal, now_ns
+from cardshoe.daemon.service import FrameInput, ServiceFailed, TableService
+from cardshoe.journal import Journal, JournalError, now_ns
 from cardshoe.journal.store import classify
 from cardshoe.journal.replay import ReplayReport, replay
 from cardshoe.link import Command, LinkState, ShoeLink
@@ -186,8 +186,11 @@ class Daemon:
             self._start()
         except BaseException as exc:
             self.stop()
-            if isinstance(exc, (sqlite3.Error, OSError)):
-                raise classify(self.config.journal, exc) from exc
+            cause: BaseException = exc
+            if isinstance(exc, ServiceFailed) and exc.__cause__ is not None:
+                cause = exc.__cause__  # the journal write that failed during the start
+            if isinstance(cause, (sqlite3.Error, OSError, JournalError)):
+                raise classify(self.config.journal, cause) from exc
             raise
 
     def on_fatal(self, callback: Callable[[BaseException], None]) -> None:

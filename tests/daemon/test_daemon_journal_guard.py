@@ -177,6 +177,16 @@ def test_a_journal_that_fills_up_while_running_ends_the_daemon_with_6_and_a_rest
         again.stop()
 
 
+def test_a_disk_full_at_start_exits_6_with_one_line_and_leaves_the_journal_readable(tmp_path: Path) -> None:
+    journal = _made_journal(tmp_path)
+    (tmp_path / "keys").mkdir(mode=0o700, exist_ok=True)
+    done = subprocess.run(_args(journal, tmp_path, _free_port()), env=dict(os.environ, CARDSHOE_TOKEN=TOKEN),
+                          capture_output=True, text=True, timeout=120, preexec_fn=_limit_file_size(1))
+    assert done.returncode == 6, done.stderr
+    assert str(journal) in _one_line(done.stderr)
+    assert replay_cli.main([str(journal)]) == 0
+
+
 def test_the_systemd_unit_restarts_on_6_and_not_on_what_needs_a_person() -> None:
     unit = (ROOT / "docs" / "systemd" / "cardshoe@.service").read_text()
     settings: dict[str, Any] = dict(line.split("=", 1) for line in unit.splitlines()
