@@ -186,14 +186,15 @@ def main(noise_frames: int = 20_000, guesses: int = 1_000, journal_dir: Path | N
         print(f"  {f.name}: {f.wire_bytes:,} bytes on the wire -> {f.entries:,} journal entries "
               f"({f.entry_bytes:,} bytes), {f.warnings:,} WARNING lines, {f.stream_rejects:,} rejection events "
               f"on the stream; the genuine card's event {f.card_delay_ms:,.1f} ms after the burst began")
-    from cardshoe.daemon.daemon import REJECT_PER_REASON, REJECT_SAMPLES
+    from cardshoe.daemon.daemon import REJECT_PER_REASON, REJECT_SAMPLES, SECURITY_KEYS
     from cardshoe.daemon.rejections import RejectionLimiter
 
     base = figures[0].card_delay_ms
     per_frame_us = [(f.card_delay_ms - base) * 1000 / n for f, n in zip(figures[1:], (noise_frames, guesses))]
-    bound = RejectionLimiter(1.0, REJECT_SAMPLES, REJECT_PER_REASON).bytes_per_interval_bound()
-    print(f"  bound, journal: at most {REJECT_SAMPLES} rejected frames journaled whole per second "
-          f"({REJECT_PER_REASON} per reason) and one summary: <= {bound:,} bytes per second whatever arrives")
+    bound = RejectionLimiter(1.0, REJECT_SAMPLES, REJECT_PER_REASON, SECURITY_KEYS).bytes_per_interval_bound()
+    print(f"  bound, journal: per second at most {REJECT_PER_REASON} rejected frames of each reason journaled "
+          f"whole, {REJECT_SAMPLES} in all plus {REJECT_PER_REASON} of each of the {len(SECURITY_KEYS)} security "
+          f"reasons, and one summary: <= {bound:,} bytes per second whatever arrives")
     print(f"  bound, delay: a genuine frame waits for the frames ahead of it to be decoded and counted "
           f"({per_frame_us[0]:.1f} us per noise frame, {per_frame_us[1]:.1f} us per bad-tag guess here) plus "
           f"at most {REJECT_SAMPLES} sample commits per second (one commit ~ the no-burst figure, {base:.1f} ms)")

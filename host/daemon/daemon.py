@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from cardshoe.daemon.bus import EventBus, streamable
+from cardshoe.daemon.bus import SECURITY_REASONS, EventBus, streamable
 from cardshoe.daemon.rejections import RejectionLimiter
 from cardshoe.daemon.config import TableConfig
 from cardshoe.daemon.control import TableControl
@@ -58,6 +58,9 @@ log = logging.getLogger(__name__)
 #: the rest are counted in a summary.
 REJECT_SAMPLES = 24
 REJECT_PER_REASON = 8
+#: Rejections sampled outside REJECT_SAMPLES (each still REJECT_PER_REASON a second): the
+#: security ones the stream shows, so that noise of every other kind cannot crowd them out.
+SECURITY_KEYS = frozenset({*SECURITY_REASONS, "replay:old boot"})
 
 #: NEW_SHOE's fixed part before the manifest entries (`<IIBBBB`).
 _NEW_SHOE_HEAD = 12
@@ -172,7 +175,7 @@ class Daemon:
         self._watch: threading.Thread | None = None
         # Rejected frames: a few samples per interval journaled whole, the rest counted.
         self.rejections = RejectionLimiter(interval_s=1.0, samples=REJECT_SAMPLES,
-                                           per_reason=REJECT_PER_REASON)
+                                           per_reason=REJECT_PER_REASON, security=SECURITY_KEYS)
         self._rejections_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------

@@ -5,10 +5,13 @@ guessing tags), as fast as the line carries them. Journaling each one whole turn
 of noise into 20,000 journal entries and a genuine card waiting seconds behind their
 commits. So, per interval (`interval_s`, 1 s):
 
-- the first `per_reason` rejections of each reason, up to `samples` in all, are journaled
-  whole (their reason, header and raw bytes, as before) and, for the security reasons,
-  logged at WARNING and shown on the stream (per reason, so that line noise does not use
-  up the samples a tag-guessing attempt behind it needs);
+- the first `per_reason` rejections of each reason (with the link's note: `replay:gap` and
+  `replay:old boot` are apart), up to `samples` in all, are journaled whole (their reason,
+  header and raw bytes, as before) and, for the security reasons, logged at WARNING and
+  shown on the stream. Budgets are per reason so that line noise does not use up the
+  samples a tag-guessing attempt behind it needs, and the security reasons (`security`:
+  bad tag, unknown shoe, bad direction, a replay of an old boot) are outside the total, so
+  several kinds of noise together cannot use them up either;
 - every later one is only counted, in memory: by reason (and the link's note), and by
   the shoe serial its header names (the first `MAX_SHOES` distinct serials, the rest as
   one "other" count, since the serial of an unauthenticated frame is the sender's choice);
@@ -50,12 +53,15 @@ class _Interval:
 class RejectionLimiter:
     """Decides which rejections are journaled whole and counts the rest, per interval."""
 
-    def __init__(self, interval_s: float = 1.0, samples: int = 24, per_reason: int = 8) -> None:
+    def __init__(self, interval_s: float = 1.0, samples: int = 24, per_reason: int = 8,
+                 security: frozenset[str] = frozenset()) -> None:
         if interval_s <= 0 or samples < 0 or per_reason < 0:
             raise ValueError("interval_s must be positive, samples and per_reason not negative")
         self.interval_ns = int(interval_s * 1e9)
         self.samples = samples
         self.per_reason = per_reason
+        self.security = security
+        """Keys (`reason` or `reason:note`) sampled outside the `samples` total."""
         self._now: _Interval | None = None
         self.total = 0
         self.total_unsampled = 0
@@ -75,9 +81,10 @@ class RejectionLimiter:
         else:
             cur.other_shoes += 1
         reason = key.split(":", 1)[0]
-        if cur.sampled < self.samples and cur.by_reason.get(reason, 0) < self.per_reason:
-            cur.sampled += 1
-            cur.by_reason[reason] = cur.by_reason.get(reason, 0) + 1
+        priority = key in self.security or reason in self.security
+        if cur.by_reason.get(key, 0) < self.per_reason and (priority or cur.sampled < self.samples):
+            cur.sampled += 0 if priority else 1
+            cur.by_reason[key] = cur.by_reason.get(key, 0) + 1
             return True, ended
         cur.unsampled[reason] = cur.unsampled.get(reason, 0) + 1
         self.total_unsampled += 1
@@ -93,7 +100,7 @@ class RejectionLimiter:
         if not cur.unsampled:
             return None  # every rejection of it is journaled whole already
         return {"type": "rejections_summary", "reason": "summary", "from_ns": cur.start_ns, "to_ns": now_ns,
-                "samples": cur.sampled, "unsampled": dict(sorted(cur.unsampled.items())),
+                "samples": sum(cur.by_reason.values()), "unsampled": dict(sorted(cur.unsampled.items())),
                 "counts": dict(sorted(cur.counts.items())), "shoes": dict(sorted(cur.shoes.items())),
                 "other_shoes": cur.other_shoes}
 
@@ -101,4 +108,4 @@ class RejectionLimiter:
         """The most journal bytes (bodies and raw) one interval's rejections can add."""
         keys = len(Reason) * 4  # a reason with each of the link's notes, at most
         summary = 256 + keys * 40 + (MAX_SHOES + 1) * 32 + len(Reason) * 32
-        return self.samples * (MAX_ENCODED + SAMPLE_BODY_MAX) + summary
+        return (self.samples + len(self.security) * self.per_reason) * (MAX_ENCODED + SAMPLE_BODY_MAX) + summary

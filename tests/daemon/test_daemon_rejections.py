@@ -17,7 +17,7 @@ import wire
 from daemon_harness import HANDS, SERIAL, Table, check_hands, journal, open_two_seat_round, wait_for
 
 from cardshoe.cards import parse_card
-from cardshoe.daemon.daemon import REJECT_SAMPLES
+from cardshoe.daemon.daemon import REJECT_PER_REASON, REJECT_SAMPLES, SECURITY_KEYS
 from cardshoe.daemon.rejections import MAX_SHOES, RejectionLimiter
 from cardshoe.journal.replay import replay
 
@@ -41,6 +41,19 @@ def test_noise_does_not_use_up_the_samples_of_another_reason() -> None:
     noise = [lim.admit("bad_cobs", None, 1)[0] for _ in range(100)]
     guesses = [lim.admit("bad_tag", 5, 2)[0] for _ in range(100)]
     assert sum(noise) == 2 and sum(guesses) == 2
+
+
+def test_security_reasons_are_sampled_outside_the_total_and_notes_apart() -> None:
+    lim = RejectionLimiter(interval_s=1.0, samples=4, per_reason=2, security=frozenset({"bad_tag", "replay:old boot"}))
+    for reason in ("bad_cobs", "truncated", "bad_crc", "replay:gap"):  # every kind of noise at once
+        for _ in range(50):
+            lim.admit(reason, None, 1)
+    guesses = [lim.admit("bad_tag", 5, 2)[0] for _ in range(50)]
+    recorded = [lim.admit("replay:old boot", 5, 3)[0] for _ in range(50)]
+    assert sum(guesses) == 2 and sum(recorded) == 2  # not crowded out by the noise
+    summary = lim.take(4, force=True)
+    assert summary is not None and summary["samples"] == 4 + 2 + 2
+    assert summary["unsampled"]["replay"] == 50 - 0 + 48  # the gap ones (none sampled: total used) and old boot
 
 
 def test_the_shoes_a_summary_names_are_bounded_whatever_serials_arrive() -> None:
@@ -91,7 +104,8 @@ def test_noise_and_tag_guessing_are_journaled_as_samples_and_summaries_and_all_c
     assert len(samples) + sum(sum(s["unsampled"].values()) for s in summaries) == total
     # Bounded: at most REJECT_SAMPLES samples and one summary per second that passed.
     intervals = math.ceil(elapsed) + 1
-    assert len(samples) <= REJECT_SAMPLES * intervals
+    per_second = REJECT_SAMPLES + len(SECURITY_KEYS) * REJECT_PER_REASON
+    assert len(samples) <= per_second * intervals
     assert len(summaries) <= intervals
     bound = table.daemon.rejections.bytes_per_interval_bound()
     assert sum(len(e.body) + len(e.raw or b"") for e in new) <= bound * intervals
@@ -101,7 +115,7 @@ def test_noise_and_tag_guessing_are_journaled_as_samples_and_summaries_and_all_c
     first = next(m for m in bad_tag if "frame rejected" in m)
     assert f"shoe {SERIAL}" in first and f"seq {base}" in first
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING and "rejected" in r.getMessage()]
-    assert len(warnings) <= (REJECT_SAMPLES + 1) * intervals
+    assert len(warnings) <= (per_second + 1) * intervals
     # The audit counts them all too.
     report, _ = replay(table.config.journal)
     assert sum(report.rejects.values()) >= total
