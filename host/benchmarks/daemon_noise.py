@@ -197,5 +197,6 @@ def main(noise_frames: int = 20_000, guesses: int = 1_000, journal_dir: Path | N
           f"reasons, and one summary: <= {bound:,} bytes per second whatever arrives")
     print(f"  bound, delay: a genuine frame waits for the frames ahead of it to be decoded and counted "
           f"({per_frame_us[0]:.1f} us per noise frame, {per_frame_us[1]:.1f} us per bad-tag guess here) plus "
-          f"at most {REJECT_SAMPLES} sample commits per second (one commit ~ the no-burst figure, {base:.1f} ms)")
+          f"at most {REJECT_SAMPLES + len(SECURITY_KEYS) * REJECT_PER_REASON} sample commits per second "
+          f"(one commit ~ the no-burst figure, {base:.1f} ms)")
     return 0
