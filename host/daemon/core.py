@@ -26,6 +26,7 @@ from typing import Any, Mapping
 from cardshoe import rounds
 from cardshoe.daemon import consistency
 from cardshoe.rounds import Round, RoundOperationError
+from cardshoe.rounds.events import to_jsonable
 
 #: Rounds kept in memory for the API after they are settled (the journal keeps them all).
 KEEP_ROUNDS = 1_000_000  # the API reads rounds from memory; a table plays a few hundred a shift
@@ -244,6 +245,7 @@ class TableCore:
         return out
 
     def _place(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        mismatch: dict[str, Any] | None = None
         if msg["type"] == "UNREAD":
             op: Any = rounds.ShoeCard(shoe_no=msg["shoe_no"], index=msg["index"], code=None, reader_id="",
                                       shoe_ms=msg["t_ms"], time_ms=time_ms)
@@ -260,16 +262,25 @@ class TableCore:
                 foreign=bool(msg["flags"] & 2) or code == 0xFF or mismatch is not None,
                 time_ms=time_ms,
             )
-            if mismatch is not None:
-                head = [_event(self._round_id(), mismatch.pop("type"), **mismatch)]
-                if self.current is None:
-                    return head + [_event(None, "card_outside_round", shoe=shoe, shoe_no=msg["shoe_no"],
-                                          index=msg["index"], rule="6.1")]
-                return head + list(self._do(self.current, op, source="shoe").derived)
-        if self.current is None:
-            return [_event(None, "card_outside_round", shoe=shoe, shoe_no=msg["shoe_no"], index=msg["index"],
-                           rule="6.1")]
-        return list(self._do(self.current, op, source="shoe").derived)
+        # A card of another deck: its evidence first, then the card as a foreign one (issue 10 item 4).
+        head = [] if mismatch is None else [_event(self._round_id(), mismatch.pop("type"), **mismatch)]
+        if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
+            return head + [self._card_outside_round(shoe, op)]
+        return head + list(self._do(self.current, op, source="shoe").derived)
+
+    def _card_outside_round(self, shoe: int, card: rounds.ShoeCard) -> Derived:
+        """A card out of the shoe while no round is in play: before the first round, or after
+        the last one was settled and before the next is opened. No rule covers it, so it is
+        flagged for the shift manager (6.1) with the card as evidence; it belongs to no round,
+        so the settled round stands and the next one deals from the following card."""
+        after = self.current.round_id if self.current is not None else None
+        evidence = rounds.CardEvidence(card.index, card.code, card.reader_id, card.shoe_ms, card.time_ms)
+        when = f"after round {after} was settled" if after is not None else "before any round was opened"
+        return _event(None, "card_outside_round", shoe=shoe, shoe_no=card.shoe_no, index=card.index,
+                      rule="6.1", rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                      detail=f"shoe card {card.index} left the shoe {when}, outside any round; "
+                             "referred to the shift manager",
+                      after_round=after, evidence=[to_jsonable(evidence)])
 
     def _game(self) -> str:
         return self.current.game if self.current is not None else self.setup.game
