@@ -343,10 +343,10 @@ class Daemon:
         if self.version_mismatch.get(shoe) == version or self.keys(shoe) is None:
             return
         text = f"shoe speaks protocol {version}, daemon speaks {VERSION}"
-        self.version_mismatch[shoe] = version
         log.error("shoe %d: %s; not dealing to it", shoe, text)
         self._svc().record("link", {"type": "shoe_version_mismatch", "shoe": shoe, "shoe_version": version,
                                     "daemon_version": VERSION, "message": text}, shoe=shoe, publish=True)
+        self.version_mismatch[shoe] = version  # shown in /status once journaled
 
     def frame_held(self, frame: Frame) -> None:
         """Journal a frame of a shoe not yet proven live (SPEC 3.4 item 6): never acted on."""
