@@ -15,7 +15,16 @@ each shoe's replay window, and opens the serial port. From then on:
   that shoe is not loaded (SPEC 7) until it speaks version 1;
 - a HELLO naming the session of a NEW_SHOE this daemon sent but never saw answered (the
   REPLY lost across a shoe reboot) reconciles the session from the HELLO's (shoe_no,
-  deck_id), so the NEW_SHOE's reissue, REFUSED because cards were dealt, is no failure.
+  deck_id), so the NEW_SHOE's reissue, REFUSED because cards were dealt, is no failure;
+- a port that cannot be opened or is lost, and an open port with no valid frame for a
+  heartbeat period and a half, are alarms (`alarms` in /status, a link event, a WARNING)
+  that clear themselves when the port opens or the shoe is heard (a watch thread keeps
+  the time);
+- rejected frames are journaled as a few samples per reason per second and one counted
+  summary (`cardshoe.daemon.rejections`), so noise cannot grow the journal without bound;
+- the journal is locked for this daemon alone (`JournalLocked` names the holder); a journal
+  that cannot be used raises a `JournalError` subclass at start, and one that fails while
+  running calls the `on_fatal` callbacks (`cardshoe run` then exits 6 to be restarted).
 """
 
 from __future__ import annotations
