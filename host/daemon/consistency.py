@@ -15,8 +15,9 @@ round is in play, a deck irregularity of that round, decided by the game's deck 
   place in the order of the deal, so one of them is a card not accounted for: an *extra
   card* irregularity (`extra_missing`). An identical one is a resend, placed once (SPEC 4);
 - **a card of another deck**: a CARD whose `card_deck` is not the deck loaded for the
-  session (NEW_SHOE or HELLO), even if the shoe did not flag it FOREIGN: placed as a
-  *foreign card* (`foreign`: 5.1), never as the card its code names.
+  session (NEW_SHOE or HELLO), even if the shoe did not flag it FOREIGN: taken exactly as
+  a card the shoe flagged FOREIGN, a *foreign card* irregularity (`foreign`: 5.1) that
+  voids the round, never as a good card of the deck.
 
 Pure functions of the journaled inputs, so `cardshoe replay` derives the same events.
 """

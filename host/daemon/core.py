@@ -256,7 +256,7 @@ class TableCore:
             mismatch = consistency.deck_mismatch(shoe, msg, session.deck_id if session else 0, self._game())
             op = rounds.ShoeCard(
                 shoe_no=msg["shoe_no"], index=msg["index"],
-                code=None if code == 0xFF or mismatch is not None else code,
+                code=None if code == 0xFF else code,
                 reader_id=str(msg["raw"]), shoe_ms=msg["t_ms"], deck_id=msg["card_deck"],
                 read_method=msg["method"], duplicate=bool(msg["flags"] & 1),
                 foreign=bool(msg["flags"] & 2) or code == 0xFF or mismatch is not None,
