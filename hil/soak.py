@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cardshoe.argtypes import non_negative_int, positive_int, probability
 from cardshoe.hil.bench import FOREIGN_DECK, Bench, TableSpec
 from cardshoe.hil.relay import LineFaults
 from cardshoe.hil.runner import RoundOutcome, check_round
@@ -81,14 +82,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of `cardshoe hil soak`."""
-    p.add_argument("--cards", type=int, default=2000, help="deal at least this many cards (default 2000)")
-    p.add_argument("--corrupt", type=float, default=0.01, help="per byte: one bit flipped (default 0.01)")
-    p.add_argument("--drop", type=float, default=0.01, help="per frame: the whole frame lost (default 0.01)")
-    p.add_argument("--drop-bytes", type=float, default=0.0, help="per byte: lost (default 0)")
-    p.add_argument("--power-cut-every", type=int, default=5, metavar="K", help="cut the shoe's power every K rounds")
-    p.add_argument("--restart-every", type=int, default=7, metavar="K", help="kill and restart the daemon every K rounds")
-    p.add_argument("--unplug-every", type=int, default=0, metavar="K", help="pull the USB cable every K rounds")
-    p.add_argument("--card-faults", type=float, default=0.0, metavar="P",
+    p.add_argument("--cards", type=positive_int, default=2000, help="deal at least this many cards (default 2000)")
+    p.add_argument("--corrupt", type=probability, default=0.01, help="per byte: one bit flipped (default 0.01)")
+    p.add_argument("--drop", type=probability, default=0.01, help="per frame: the whole frame lost (default 0.01)")
+    p.add_argument("--drop-bytes", type=probability, default=0.0, help="per byte: lost (default 0)")
+    p.add_argument("--power-cut-every", type=non_negative_int, default=5, metavar="K", help="cut the shoe's power every K rounds")
+    p.add_argument("--restart-every", type=non_negative_int, default=7, metavar="K", help="kill and restart the daemon every K rounds")
+    p.add_argument("--unplug-every", type=non_negative_int, default=0, metavar="K", help="pull the USB cable every K rounds")
+    p.add_argument("--card-faults", type=probability, default=0.0, metavar="P",
                    help="per round: one foreign, duplicate or unread card among the deal (default 0)")
     p.add_argument("--game", default="three-card-poker", choices=("three-card-poker", "megalink-three-card-poker"))
     p.add_argument("--seed", type=int, default=1)

@@ -171,7 +171,8 @@ def test_a_journal_that_fills_up_while_running_ends_the_daemon_with_6_and_a_rest
     try:
         assert again.restored is not None and not again.restored.mismatches
         assert again.service is not None
-        assert again.service.submit_input({"action": "jackpot_pool", "amount": 5}).refused is None
+        setup = {"action": "setup", **again.config.setup().to_json()}
+        assert again.service.submit_input(setup).refused is None  # a journaled input, written
         assert again.status()["journal_failed"] is None
     finally:
         again.stop()
