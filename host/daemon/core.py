@@ -106,6 +106,8 @@ class ShoeSession:
     """The shoe's active faults as last reported (HELLO, FAULT): bit ``1 << code`` (SPEC 5)."""
     not_durable: int = 0
     """Cards received marked NOT_DURABLE (CARD flags bit 2): in no flash log of the shoe."""
+    not_durable_at: set[tuple[int, int]] = field(default_factory=set)
+    """(shoe_no, index) of those cards: a reboot may lose them from the shoe's count, as it said."""
 
     def fault_names(self) -> list[str]:
         """The active faults by name (SPEC 5 FAULT codes)."""
@@ -221,8 +223,12 @@ class TableCore:
                                   expected_shoe_no=session.shoe_no, rule="6.1"))
             return out
         holds = max(session.next_index - 1, max(session.pending, default=0))
-        if dealt < holds:
+        lost = [i for i in range(dealt + 1, holds + 1) if i < session.next_index or i in session.pending]
+        if lost and not all((shoe_no, i) in session.not_durable_at for i in lost):
             # The shoe's log lost cards the journal holds: never dropped (issue 10 item 4).
+            # Cards it sent marked NOT_DURABLE were never in its log (its flash refused them):
+            # a reboot loses them from its count as the shoe said it would, and the reboot
+            # itself is the power-failure flag (reading 51), not a missing card.
             body = consistency.count_backwards(shoe, shoe_no, dealt, holds, self._game())
             out += self._inconsistent(body, rounds.DeckFault.MISSING, time_ms)
         session.known_dealt = max(session.known_dealt, dealt)
@@ -264,6 +270,7 @@ class TableCore:
         if msg["type"] == "CARD" and int(msg["flags"]) & NOT_DURABLE:
             # The shoe's flash refused it (FAULT STORAGE): it is durable only in this journal.
             session.not_durable += 1
+            session.not_durable_at.add((shoe_no, index))
             out.append(_event(self._round_id(), "card_not_durable", shoe=shoe, shoe_no=shoe_no, index=index))
         session.known_dealt = max(session.known_dealt, index)
         session.cards[(shoe_no, index)] = consistency.fingerprint(msg)
