@@ -20,6 +20,7 @@ live daemon turns into a CARDS_FROM command).
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -120,6 +121,37 @@ class ShoeSession:
         return None
 
 
+class _Frozen:
+    """A settled round kept as its pickle inside a checkpoint: thawed when first used."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class RoundBook(dict[str, Round]):
+    """The rounds of a core restored from a checkpoint: settled rounds come back frozen (their
+    pickle) and are thawed on first use, so a start costs the same whatever the history
+    (issue 15). Reads through `get`, `[]`, `items` and `values` always see `Round`s."""
+
+    def __getitem__(self, rid: str) -> Round:
+        value: Any = dict.__getitem__(self, rid)
+        if isinstance(value, _Frozen):
+            value = pickle.loads(value.data)
+            dict.__setitem__(self, rid, value)
+        return value  # type: ignore[no-any-return]
+
+    def get(self, rid: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self[rid] if dict.__contains__(self, rid) else default
+
+    def values(self) -> Any:
+        return [self[rid] for rid in self]
+
+    def items(self) -> Any:
+        return [(rid, self[rid]) for rid in self]
+
+
 def _event(rid: str | None, etype: str, **fields: Any) -> Derived:
     return Derived("event", rid, {"type": etype, **fields})
 
@@ -148,6 +180,38 @@ class TableCore:
         self.settlements: dict[str, dict[str, Any]] = {}
         # A jackpot pool given when re-settling a round closed without one (see `_settle`).
         self.pool_given_late: dict[str, int] = {}
+        # Settled rounds' pickles, made once for checkpoints; dropped when a round changes.
+        self._frozen: dict[str, bytes] = {}
+
+    # -- checkpoints (cardshoe.journal.checkpoint) -------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """The state as pickled into a checkpoint: a settled round (with its settlement, not
+        the current one) as its pickle, made once and kept, so a checkpoint and a start from
+        it cost what the open rounds and shoes cost, not the whole history (issue 15)."""
+        state = {k: v for k, v in self.__dict__.items() if k != "_frozen"}
+        book: dict[str, Any] = {}
+        for rid in self.rounds:
+            value: Any = dict.__getitem__(self.rounds, rid)
+            if (not isinstance(value, _Frozen) and value is not self.current
+                    and value.status is rounds.RoundStatus.SETTLED and rid in self.settlements):
+                data = self._frozen.get(rid)
+                if data is None:
+                    data = self._frozen[rid] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                value = _Frozen(data)
+            book[rid] = value
+        state["rounds"] = book
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.rounds = RoundBook(state["rounds"])
+        self._frozen = {}
+
+    def canonical_state(self) -> dict[str, Any]:
+        """The state for comparing two cores (the checkpoint audit): every round thawed, no caches."""
+        state = {k: v for k, v in self.__dict__.items() if k != "_frozen"}
+        state["rounds"] = {rid: self.rounds[rid] for rid in self.rounds}
+        return state
 
     # -- frames ----------------------------------------------------------------------
     def apply_frame(self, shoe: int, msg: Mapping[str, Any], t_ns: int) -> Applied:
@@ -564,6 +628,7 @@ class TableCore:
 
     def _do(self, round_: Round, op: Any, *, source: str) -> Applied:
         try:
+            self._frozen.pop(round_.round_id, None)  # the round may change: its pickle is stale
             events = round_.do(op)
         except RoundOperationError as exc:
             refusal = _event(round_.round_id, "input_refused" if source == "table" else "shoe_input_refused",

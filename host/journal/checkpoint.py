@@ -51,12 +51,15 @@ def _canon(obj: Any) -> Any:
         return ["bytes", bytes(obj).hex()]
     if isinstance(obj, dict):
         # Insertion order is part of the state (rounds are listed in play order).
-        return ["dict", [[_canon(k), _canon(v)] for k, v in obj.items()]]
+        return ["dict", [[_canon(k), _canon(obj[k])] for k in obj]]
     if isinstance(obj, (list, tuple)):
         return [type(obj).__name__, [_canon(v) for v in obj]]
     if isinstance(obj, (set, frozenset)):
         items = [_canon(v) for v in obj]
         return ["set", sorted(items, key=lambda v: json.dumps(v, sort_keys=True))]
+    canonical = getattr(obj, "canonical_state", None)
+    if callable(canonical):
+        return ["obj", type(obj).__qualname__, {k: _canon(v) for k, v in sorted(canonical().items())}]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return ["obj", type(obj).__qualname__,
                 {f.name: _canon(getattr(obj, f.name)) for f in dataclasses.fields(obj)}]

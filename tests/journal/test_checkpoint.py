@@ -1,0 +1,155 @@
+"""Journaled checkpoints (issue 15): a start from the latest checkpoint rebuilds the same table
+as a replay from zero, and goes on to derive the same events and settlements; a damaged
+checkpoint is not used (the whole journal is replayed, with a warning); `cardshoe replay`
+checks every checkpoint against the state it rebuilt at that point.
+
+Journals are written by the real `TableService` (real core, real SQLite journal), fed Three
+Card Poker rounds by `cardshoe.benchmarks.daemon_journal`.
+"""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+from cardshoe.benchmarks.daemon_journal import SETUP, JournalBuilder
+from cardshoe.daemon.core import TableCore
+from cardshoe.journal import JournalReader, append, canonical_json, checkpoint
+from cardshoe.journal import replay as replay_cli
+from cardshoe.journal.replay import replay, restore
+
+
+def _journal(tmp_path: Path, *, rounds: int = 3, every: int = 37, mid_round_cards: int = 5) -> Path:
+    """Rounds played with a checkpoint every `every` inputs, then a round left mid-deal with a
+    checkpoint in it (its cards half dealt), then more cards after that checkpoint."""
+    path = tmp_path / "journal.sqlite"
+    b = JournalBuilder(path, checkpoint_every=every)
+    for _ in range(rounds):
+        b.play_round()
+    rid = str(b.service.submit_input({"action": "open_round"}).round_id)
+    from cardshoe.rounds import PlaceWager
+    for seat in (1, 2):
+        b.op(rid, PlaceWager(seat=seat, wager="ante", amount=500))
+    for text in ["Ah", "Kd", "Qs", "2c", "7d"][:mid_round_cards]:
+        b.card(text)
+    assert b.service.checkpoint() is not None
+    for text in ["9s", "9h", "3c"]:
+        b.card(text)
+    b.close()
+    return path
+
+
+def _continue(core: TableCore) -> list[str]:
+    """The same further inputs fed to a core: the rest of the round in play, settled, and a
+    new round; what it derives, as canonical JSON."""
+    from cardshoe.rounds import Choice, Decision, operation_to_json
+
+    out: list[str] = []
+    t = 1_800_000_000_000_000_000
+    rid = core.current_round_id()
+    index = max(s.next_index for s in core.shoes.values())
+    for text in ["Jc"]:  # the ninth card: 3 for each of seats 1, 2 and the dealer
+        t += 1_000_000
+        msg: dict[str, Any] = {"type": "CARD", "shoe_no": 1, "index": index, "code": _code(text), "raw": f"{index:08x}",
+                               "t_ms": index, "card_deck": 7, "method": 1, "flags": 0}
+        index += 1
+        out += [canonical_json(d.body) for d in core.apply_frame(1, msg, t).derived]
+    for seat in (1, 2):
+        t += 1_000_000
+        body = {"action": "op", "round_id": rid, "op": operation_to_json(Decision(seat=seat, choice=Choice.PLAY))}
+        out += [canonical_json(d.body) for d in core.apply_input(body, t).derived]
+    for body in ({"action": "settle", "round_id": rid}, {"action": "open_round"}):
+        t += 1_000_000
+        out += [canonical_json(d.body) for d in core.apply_input(body, t).derived]
+    return out
+
+
+def _code(text: str) -> int:
+    from cardshoe.cards import parse_card
+
+    return parse_card(text)
+
+
+def test_a_start_from_the_checkpoint_rebuilds_the_table_a_replay_from_zero_does(tmp_path: Path) -> None:
+    path = _journal(tmp_path)
+    with JournalReader(path) as reader:
+        assert reader.count("checkpoint") >= 3  # periodic ones and the one mid-round
+        total_inputs = reader.count("frame") + reader.count("input")
+    started, from_ck, warning = restore(path, TableCore(SETUP))
+    assert warning is None and started.started_from is not None and started.ok
+    assert started.inputs == 3  # only the three cards after the latest checkpoint
+    full, from_zero = replay(path)
+    assert full.ok and full.inputs == total_inputs and full.started_from is None
+    assert checkpoint.state_digest(from_ck) == checkpoint.state_digest(from_zero)
+    # Settled rounds come back from the checkpoint, readable as any round.
+    for rid, rnd in from_zero.rounds.items():
+        assert from_ck.rounds.get(rid) is not None
+        assert from_ck.export(from_ck.rounds[rid]) == from_zero.export(rnd)
+    # ...and both go on alike: the same events, the same settlement of the round in play.
+    later_ck, later_zero = _continue(from_ck), _continue(from_zero)
+    assert any('"settlement"' in body for body in later_zero)
+    assert later_ck == later_zero
+
+
+def test_replay_checks_every_checkpoint_and_says_identical(tmp_path: Path) -> None:
+    path = _journal(tmp_path)
+    report, _ = replay(path)
+    with JournalReader(path) as reader:
+        assert report.checkpoints == reader.count("checkpoint") >= 3
+    assert report.ok, report.mismatches
+
+
+def _latest_checkpoint(path: Path) -> tuple[int, dict[str, Any], bytes]:
+    with JournalReader(path) as reader:
+        entry = reader.last("checkpoint")
+    assert entry is not None and entry.raw is not None
+    return entry.id, entry.data(), entry.raw
+
+
+def test_a_damaged_checkpoint_is_not_used_the_whole_journal_is_replayed_with_a_warning(tmp_path: Path) -> None:
+    path = _journal(tmp_path)
+    eid, _, blob = _latest_checkpoint(path)
+    damaged = bytearray(blob)
+    damaged[len(damaged) // 2] ^= 0x40
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE entries SET raw = ? WHERE id = ?", (bytes(damaged), eid))
+    started, core, warning = restore(path, TableCore(SETUP))
+    assert warning is not None and f"checkpoint {eid}" in warning and "damaged" in warning
+    assert started.started_from is None
+    _, from_zero = replay(path)
+    assert checkpoint.state_digest(core) == checkpoint.state_digest(from_zero)
+    # The audit reports the damaged checkpoint as a difference (exit 1).
+    status, out = _run_replay(path)
+    assert status == 1 and f"checkpoint {eid}" in out and "damaged" in out, out
+
+
+def test_a_checkpoint_whose_state_disagrees_with_the_journal_is_a_difference_in_replay(tmp_path: Path) -> None:
+    """An intact checkpoint of a state the journal does not lead to (here: a jackpot pool no
+    input set) is found by the audit, which rebuilds from zero."""
+    path = _journal(tmp_path)
+    _, from_zero = replay(path)
+    from_zero.jackpot_pool = 123_456
+    with JournalReader(path) as reader:
+        last_id = max(e.id for e in reader.entries())
+    made = checkpoint.make(from_zero, covers=last_id)
+    with sqlite3.connect(path) as conn:
+        append(conn, "checkpoint", canonical_json(made.body), t_ns=1, raw=made.blob)
+    status, out = _run_replay(path)
+    assert status == 1, out
+    assert "is not the state replay rebuilt" in out, out
+    # Unchanged, the audit is identical: the difference is the forged state, nothing else.
+    from_zero.jackpot_pool = None
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    path2 = _journal(honest)
+    assert _run_replay(path2)[0] == 0
+
+
+def _run_replay(path: Path) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = replay_cli.main([str(path)])
+    return status, out.getvalue() + err.getvalue()
