@@ -10,13 +10,17 @@ Card Poker rounds by `cardshoe.benchmarks.daemon_journal`.
 from __future__ import annotations
 
 import io
+import logging
 import sqlite3
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cardshoe.benchmarks.daemon_journal import SETUP, JournalBuilder
 from cardshoe.daemon.core import TableCore
+from cardshoe.rounds import Round
 from cardshoe.journal import JournalReader, append, canonical_json, checkpoint
 from cardshoe.journal import replay as replay_cli
 from cardshoe.journal.replay import replay, restore
@@ -83,11 +87,13 @@ def test_a_start_from_the_checkpoint_rebuilds_the_table_a_replay_from_zero_does(
     assert started.inputs == 3  # only the three cards after the latest checkpoint
     full, from_zero = replay(path)
     assert full.ok and full.inputs == total_inputs and full.started_from is None
-    assert checkpoint.state_digest(from_ck) == checkpoint.state_digest(from_zero)
     # Settled rounds come back from the checkpoint, readable as any round.
+    # (`get` is how the API reads them, cardshoe.daemon.control.)
     for rid, rnd in from_zero.rounds.items():
-        assert from_ck.rounds.get(rid) is not None
-        assert from_ck.export(from_ck.rounds[rid]) == from_zero.export(rnd)
+        got = from_ck.rounds.get(rid)
+        assert isinstance(got, Round), (rid, type(got))
+        assert from_ck.export(got) == from_zero.export(rnd)
+    assert checkpoint.state_digest(from_ck) == checkpoint.state_digest(from_zero)
     # ...and both go on alike: the same events, the same settlement of the round in play.
     later_ck, later_zero = _continue(from_ck), _continue(from_zero)
     assert any('"settlement"' in body for body in later_zero)
@@ -153,3 +159,32 @@ def _run_replay(path: Path) -> tuple[int, str]:
     with redirect_stdout(out), redirect_stderr(err):
         status = replay_cli.main([str(path)])
     return status, out.getvalue() + err.getvalue()
+
+
+def test_the_daemon_checkpoints_at_stop_starts_from_it_and_warns_on_a_damaged_one(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from cardshoe.daemon.config import TableConfig
+    from cardshoe.daemon.daemon import Daemon
+
+    path = _journal(tmp_path)
+    config = TableConfig(port=str(tmp_path / "no-such-tty"), game=SETUP.game, seats=SETUP.seats, name=SETUP.name,
+                         journal=path, limits=SETUP.limits)
+    daemon = Daemon(config, keys={}.get)
+    daemon.start()
+    assert daemon.restored.started_from is not None
+    daemon.stop()
+    eid, _, blob = _latest_checkpoint(path)
+    assert eid > daemon.restored.started_from  # the stop journaled a new one
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE entries SET raw = ? WHERE id = ?", (blob[:-3], eid))
+    caplog.set_level(logging.WARNING, logger="cardshoe.daemon.daemon")
+    again = Daemon(config, keys={}.get)
+    again.start()
+    try:
+        # Rebuilt from zero; the one difference it reports is the damaged checkpoint itself.
+        assert again.restored.started_from is None
+        assert again.restored.mismatches == [f"checkpoint {eid}: its stored state is damaged (blob digest differs)"]
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "checkpoint" in r.getMessage()]
+        assert warnings and f"checkpoint {eid}" in warnings[0].getMessage(), caplog.text
+    finally:
+        again.stop()
