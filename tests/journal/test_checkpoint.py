@@ -184,7 +184,7 @@ def test_the_daemon_checkpoints_at_stop_starts_from_it_and_warns_on_a_damaged_on
         # Rebuilt from zero; the one difference it reports is the damaged checkpoint itself.
         assert again.restored.started_from is None
         assert again.restored.mismatches == [f"checkpoint {eid}: its stored state is damaged (blob digest differs)"]
-        warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "checkpoint" in r.getMessage()]
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "checkpoint not used" in r.getMessage()]
         assert warnings and f"checkpoint {eid}" in warnings[0].getMessage(), caplog.text
     finally:
         again.stop()
