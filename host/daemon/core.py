@@ -142,7 +142,7 @@ class RoundBook(dict[str, Round]):
             dict.__setitem__(self, rid, value)
         return value  # type: ignore[no-any-return]
 
-    def get(self, rid: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, rid: str, default: Any = None) -> Any:
         return self[rid] if dict.__contains__(self, rid) else default
 
     def values(self) -> Any:
