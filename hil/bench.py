@@ -113,6 +113,7 @@ class Bench:
         link_timing: tuple[int, int, int] = (1000, 60, 480),
         real_port: str | None = None,
         keys_dir: Path | None = None,
+        extra_config: str = "",
     ) -> None:
         self.workdir = Path(workdir).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -126,6 +127,7 @@ class Bench:
         self.token = secrets.token_urlsafe(24)
         self.api_port = free_port()
         self.link_timing = link_timing
+        self.extra_config = extra_config  # more of the table's TOML (e.g. the soak's [limits])
         self._board: VirtualBoard | None = None if real_port else VirtualBoard(self.workdir / "board")
         self.real_port = real_port
         self.relay: FaultRelay | None = None
@@ -235,7 +237,7 @@ class Bench:
         heartbeat, resend, resend_max = self.link_timing
         path = self.workdir / "table.toml"
         path.write_text(f"[link]\nheartbeat_ms = {heartbeat}\nresend_ms = {resend}\nresend_max_ms = {resend_max}\n"
-                        f"\n[jackpot]\nreset = {JACKPOT_RESET}\n", encoding="utf-8")
+                        f"\n[jackpot]\nreset = {JACKPOT_RESET}\n\n{self.extra_config}", encoding="utf-8")
         return path
 
     def _env(self, **extra: str) -> dict[str, str]:
