@@ -63,7 +63,7 @@ Log = Callable[[str], None]
 _Q64 = (42, 17, 11)  # Qh 6d 4s: the bench's players play this or better
 #: The soak's table limits, written into the table file, so the bench knows them itself.
 LIMITS = {"ante": {"min": 100, "max": 1_000_000}, "play": {"min": 100, "max": 1_000_000},
-          "pair_plus": {"min": 100, "max": 1_000_000}}
+          "pair_plus": {"min": 100, "max": 1_000_000}, "progressive": {"min": 100, "max": 1_000_000}}
 _SUPERVISOR = "bench supervisor"
 _SETTLE_WAIT = 20.0  # seconds the table waits for the daemon to show every card dealt
 _FAILING = ("lost", "repeated", "extra", "wrong_read", "misplaced")
