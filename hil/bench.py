@@ -316,10 +316,17 @@ class Bench:
         return self.wait_reconciled(after)
 
     def wait_reconciled(self, after: int) -> int:
-        """After a shoe boot: wait for its HELLO (an event after `after`) and for the daemon
-        to hold every card the HELLO reports; returns that count."""
-        hello = self.client.wait_event(lambda e: e.type == "shoe_hello", after, _BOOT_TIMEOUT,
-                                       "the shoe's HELLO after its boot")
+        """After a shoe boot: wait for its HELLO (an event after `after`, of the boot the board
+        itself reported on the sim channel) and for the daemon to hold every card the HELLO
+        reports; returns that count.
+
+        Matching the boot number, not just "a HELLO after `after`": under load the event
+        follower may not yet have seen every earlier event when `after` is taken, and an
+        earlier boot's HELLO would then end the wait too soon."""
+        boot = self.boot
+        hello = self.client.wait_event(
+            lambda e: e.type == "shoe_hello" and (boot is None or int(e.data.get("boot", -1)) == boot),
+            after, _BOOT_TIMEOUT, f"the shoe's HELLO of boot {boot} after its power-on")
         dealt = int(hello.data.get("dealt", 0))
         if int(hello.data.get("shoe_no", 0)) == (self.shoe_no or 0):
             wait_for(lambda: self.next_index() > dealt, _CARD_TIMEOUT,
