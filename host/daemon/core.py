@@ -25,6 +25,7 @@ from typing import Any, Mapping
 
 from cardshoe import rounds
 from cardshoe.rounds import Round, RoundOperationError
+from cardshoe.rounds.events import to_jsonable
 
 #: Rounds kept in memory for the API after they are settled (the journal keeps them all).
 KEEP_ROUNDS = 1_000_000  # the API reads rounds from memory; a table plays a few hundred a shift
@@ -242,10 +243,23 @@ class TableCore:
                 read_method=msg["method"], duplicate=bool(msg["flags"] & 1), foreign=bool(msg["flags"] & 2) or code == 0xFF,
                 time_ms=time_ms,
             )
-        if self.current is None:
-            return [_event(None, "card_outside_round", shoe=shoe, shoe_no=msg["shoe_no"], index=msg["index"],
-                           rule="6.1")]
+        if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
+            return [self._card_outside_round(shoe, op)]
         return list(self._do(self.current, op, source="shoe").derived)
+
+    def _card_outside_round(self, shoe: int, card: rounds.ShoeCard) -> Derived:
+        """A card out of the shoe while no round is in play: before the first round, or after
+        the last one was settled and before the next is opened. No rule covers it, so it is
+        flagged for the shift manager (6.1) with the card as evidence; it belongs to no round,
+        so the settled round stands and the next one deals from the following card."""
+        after = self.current.round_id if self.current is not None else None
+        evidence = rounds.CardEvidence(card.index, card.code, card.reader_id, card.shoe_ms, card.time_ms)
+        when = f"after round {after} was settled" if after is not None else "before any round was opened"
+        return _event(None, "card_outside_round", shoe=shoe, shoe_no=card.shoe_no, index=card.index,
+                      rule="6.1", rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                      detail=f"shoe card {card.index} left the shoe {when}, outside any round; "
+                             "referred to the shift manager",
+                      after_round=after, evidence=[to_jsonable(evidence)])
 
     def _key(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         key = int(msg["key"])

@@ -42,7 +42,8 @@ Dealing procedures (``procedures.py``)
     and the burn (Megalink/Xtreme A); Xtreme B = seats, community 1, 2, burn | after decisions:
     dealer 1-3; Xtreme C = security, dealer 1-3, seats, community 1, 2, burn; manual = one card
     per position per pass (dealer last in each pass), then community 1, 2 (no burn); Let It
-    Ride = seats then community 1, 2 (no dealer); stud = 5-card hands, dealer card 5 public.
+    Ride on either device = packets of three seat by seat (3.6, its only dealing rule), then
+    community 1, 2 (no dealer); stud = 5-card hands, dealer card 5 public.
 
 Operations (``operations.py``), frozen keyword-only dataclasses, each with ``time_ms`` (host
 wall clock, Unix ms, evidence only):
@@ -84,7 +85,10 @@ wall clock, Unix ms, evidence only):
     ExposureDeclared(source=shoe_key); DECK_STATUS integrity bits newly set -> DeckIrregularity;
     KEY NEW_ROUND -> the daemon opens the next Round.
 
-The round (``round.py``)
+The round (``round.py``, the state machine; its state in ``state.py``; one module per phase,
+each with the ``verify_``/``do_`` pair of its operations: ``wagers.py``, ``deal.py``,
+``decisions.py``, ``counts.py``, ``irregularities.py``, ``settlement.py``; ``export.py``
+writes the round format and imports only the state, not the machine)
     ``Round.open(op: OpenRound) -> Round``; ``Round.replay(ops) -> Round``.
     ``round.verify(op)`` raises a ``RoundOperationError`` subclass naming what is wrong;
     ``round.can(op) -> bool``; ``round.do(op) -> tuple[Event, ...]`` verifies, applies, appends

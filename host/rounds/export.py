@@ -8,23 +8,18 @@ version and currency, so ``cardshoe settle`` of an exported round gives the daem
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..cards import card_text
 from .events import DecisionKind, Irregularity, IrregularityKind
 from .operations import Choice
 from .places import PlaceKind, Position
 from .procedures import BASE_WAGERS, LET_IT_RIDE, STUD, WAGERS
-
-if TYPE_CHECKING:
-    from .round import Round
+from .state import TCP_FAMILY, RoundState
 
 __all__ = ["round_to_json", "FORMAT"]
 
 FORMAT = "cardshoe.round/1"
-
-_TCP_FAMILY = ("three-card-poker", "megalink-three-card-poker", "megalink-three-card-poker-xtreme")
-
 
 def _cards(codes: tuple[int | None, ...]) -> list[str]:
     # An unread card has no identity; such a round is void (5.1/5.8), so it is left out.
@@ -40,7 +35,21 @@ def _game_meta(game: str) -> tuple[str | None, str | None]:
     return g.rules_version, g.currency
 
 
-def _irregularity(rnd: Round, flag: Irregularity) -> dict[str, Any] | None:
+def _refused_rebuild(rnd: RoundState, flag: Irregularity) -> bool:
+    """Whether ``flag`` is a count flag that voided the round by the reconstruction rule when a
+    person refused what it proposed (a reconstruction, a manual deal's candidate placements).
+
+    A count flag a supervisor's ``VoidRound`` closed is not: that round was voided by the
+    supervisor's own flag, so both stay manager decisions."""
+    return (
+        flag.kind in (IrregularityKind.TOO_FEW_CARDS, IrregularityKind.CARD_NOT_DUE)
+        and flag.rules == rnd.rules.reconstruction
+        and rnd.void is not None
+        and rnd.void.flag == flag.id
+    )
+
+
+def _irregularity(rnd: RoundState, flag: Irregularity) -> dict[str, Any] | None:
     """One flag as the format's IRREGULARITY, or None when it changes no wager."""
     note = f"#{flag.id} {flag.kind.value}: {flag.detail} (rules {', '.join(flag.rules) or 'none'})"
     d = flag.decision
@@ -52,6 +61,10 @@ def _irregularity(rnd: Round, flag: Irregularity) -> dict[str, Any] | None:
     if d is not DecisionKind.VOID_ROUND:
         return None  # acknowledged, reconstructed, or moot (still open in a round void anyway)
     if flag.resolved_by not in (None, "host"):
+        if _refused_rebuild(rnd, flag):
+            # 5.2 (LIR 5.3): dealt incorrectly and, the supervisor refusing the proposed move or
+            # placement, not reconstructed: the round is void by that rule, not by a referral.
+            return {"kind": "misdeal", "note": note}
         return {"kind": "manager_decision", "effect": "void_round", "note": note}
     if flag.kind is IrregularityKind.DECK:
         # An unread card's identity is unknown, so it may not belong to the deck: 5.1 as foreign.
@@ -70,7 +83,7 @@ def _irregularity(rnd: Round, flag: Irregularity) -> dict[str, Any] | None:
 
 
 def round_to_json(
-    rnd: Round,
+    rnd: RoundState,
     *,
     limits: Mapping[str, Mapping[str, int]],
     jackpot_reset: int | None = None,
@@ -94,7 +107,7 @@ def round_to_json(
         wagers = dict(rnd.wagers.get(seat, {}))
         made = rnd.decisions.get(seat, [])
         decisions: dict[str, str] = {}
-        if rnd.game in _TCP_FAMILY or rnd.game == STUD:
+        if rnd.game in TCP_FAMILY or rnd.game == STUD:
             if Choice.PLAY in made:
                 wagers["play"] = wagers["ante"]  # 3.9.2: equal to the ante
                 decisions["ante"] = "play"

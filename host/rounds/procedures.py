@@ -14,10 +14,12 @@ Readings of the rule text taken here (reported to the lead):
   then dealer cards 1-3, then the seats, then the community cards with the burn.
 - Stud 3.7/3.8 "the Dealer's last card (the bottom card) shall be exposed": the dealer's fifth
   card out of the shoe is the up card (public, not an exposure).
-- Let It Ride 3.6 does not say how a manual device deals; as in the other documents' 3.8, a
-  manual device deals one card at a time round the betting areas (no dealer hand), then the
-  two community cards. The community cards are *dealt* at 3.7 (face down, before any
-  decision); turning them over at 3.11 and 3.15 is not dealing and involves no shoe card.
+- Let It Ride has one dealing rule whatever the device: 3.6, three cards to each betting area
+  (packets, in the words the other documents use for the automated device at 3.7), then 3.7
+  the two community cards. The document has no one-card-at-a-time rule like the others'
+  3.8, so a manual device deals by 3.6 too. The community cards are *dealt* at 3.7 (face
+  down, before any decision); turning them over at 3.11 and 3.15 is not dealing and involves
+  no shoe card.
 - Megalink TCP / Xtreme manual (3.8): two community cards, no burn.
 """
 
@@ -281,7 +283,8 @@ def build_procedure(
 
     if game == LET_IT_RIDE:
         # 3.6 three cards to each betting area, 3.7 then two community cards; no dealer hand.
-        groups = (Group(tuple(seat_units), interleaved), Group((_community_unit(False),), False))
+        # 3.6 is the document's only dealing rule (it has no manual 3.8), so packets on either device.
+        groups = (Group(tuple(seat_units), False), Group((_community_unit(False),), False))
         phases = [Phase("deal", groups, "no_more_bets", _DEAL_CLOSES)]
     elif game in (TCP, STUD) or (dev is Device.MANUAL):
         # TCP 3.7/3.8, stud 3.7/3.8, Megalink and Xtreme manual 3.8 (two community cards).

@@ -193,11 +193,13 @@ def envy_extras(game: Game, rnd: Round, seats: list[Seat], claims: dict[int, Cla
                 f"no Envy Bonus for the other players ({game.rule('envy_exclusion')})"
             )
             continue
-        unit = rnd.limit("progressive").min
         for number, claim in sorted(claims.items()):
             receiver = rnd.seat(number)
             if receiver.player == hitter.player:
                 continue
+            # Read only for a claim to pay: with no progressive wager at the table the round
+            # need not give the progressive's limits (docs/round-format.md: limits of wagers placed).
+            unit = rnd.limit("progressive").min
             amount = line.envy * (claim.stake // unit)
             claim.extras.append(
                 Extra(f"Envy Bonus ({line.label}, seat {hitter.seat})", f"{line.envy} per minimum wager",

@@ -96,9 +96,9 @@ CASES = [
          {"seat 2": S2, "seat 5": S5, "community": ["Jh", "Th"]},
          {2: {"one": 500, "two": 500, "dollar": 500}, 5: {"one": 500, "two": 500, "dollar": 500}},
          [(2, "ride_1"), (5, "pull_1"), (2, "ride_2"), (5, "pull_2")], losing_seat_net=-500),
-    # Let It Ride on a manual device: one card at a time round the wagered positions, then
-    # the two community cards (the rules' 3.6 names no device; the rounds engine's reading).
-    Case("let-it-ride-manual", LIR, "manual", None, rr(S2, S5) + ["Jh", "Th"],
+    # Let It Ride on a manual device: 3.6 is the document's only dealing rule (no manual 3.8),
+    # so three to each wagered position as on the automated device, then the two community cards.
+    Case("let-it-ride-manual", LIR, "manual", None, S2 + S5 + ["Jh", "Th"],
          {"seat 2": S2, "seat 5": S5, "community": ["Jh", "Th"]},
          {2: {"one": 500, "two": 500, "dollar": 500}, 5: {"one": 500, "two": 500, "dollar": 500}},
          [(2, "ride_1"), (5, "pull_1"), (2, "ride_2"), (5, "pull_2")], losing_seat_net=-500),

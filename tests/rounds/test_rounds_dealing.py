@@ -50,14 +50,13 @@ def expected(game: str, device: str, method: str | None, seats: tuple[int, ...],
     burns: list[int] = []
     security: list[int] = []
     order = sorted(seats)
-    if device == "manual":
-        m = n if game == LIR else n + 1
+    if device == "manual" and game != LIR:  # LIR has no manual rule: 3.6 packets on either device
+        m = n + 1
         hands = {s: passes(d, m, i, h) for i, s in enumerate(order)}
-        if game != LIR:
-            dealer = passes(d, m, n, h)
+        dealer = passes(d, m, n, h)
         used = m * h
-        if game in (MTCP, XT, LIR):
-            community = d[used : used + 2]  # 3.8 (LIR 3.7): two community cards, no burn
+        if game in (MTCP, XT):
+            community = d[used : used + 2]  # 3.8: two community cards, no burn
         return hands, dealer, community, burns, security
     if game == XT and method == "C":
         security = [d[0]]  # 3.7.3.1, security card under the dealer's three: first out
@@ -165,6 +164,24 @@ def test_golden_manual_three_card_poker_order() -> None:
         "seat 2 card 2", "seat 5 card 2", "seat 7 card 2", "dealer card 2",
         "seat 2 card 3", "seat 5 card 3", "seat 7 card 3", "dealer card 3",
     ]
+
+
+def test_let_it_ride_on_a_manual_device_deals_packets_of_three_by_3_6(deck) -> None:
+    """LIR 3.6 "three cards face down to each betting area" is the document's only dealing rule
+    (it has no one-card-at-a-time rule like the others' 3.8), so a manual device deals packets:
+    seat 2's three, then seat 5's three, then the two community cards (3.7)."""
+    proc = build_procedure(LIR, "manual", [5, 2])
+    assert [p.label() for p in proc.places] == [
+        "seat 2 card 1", "seat 2 card 2", "seat 2 card 3",
+        "seat 5 card 1", "seat 5 card 2", "seat 5 card 3",
+        "community card 1", "community card 2",
+    ]
+    rnd = open_round(LIR, "manual", None, (2, 5))
+    deal(rnd, deck[:8])
+    assert list(rnd.hand(Position.seat_(2))) == deck[0:3]
+    assert list(rnd.hand(Position.seat_(5))) == deck[3:6]
+    assert list(rnd.hand(Position.COMMUNITY)) == deck[6:8]
+    assert rnd.irregularities == ()
 
 
 def test_golden_xtreme_method_c_order() -> None:

@@ -259,3 +259,56 @@ def test_an_invalid_progressive_alone_exports_no_jackpot_and_settles_5_12_2(deck
     assert data["jackpot"] is None
     result = settle(parse_round(data)).to_json()
     assert outcomes(result)[4] == {"progressive": "returned"}
+
+
+@pytest.mark.parametrize("game,dealt,rule", [
+    ("three-card-poker", 12, "5.2"),  # seats 1, 3 and the dealer, with a hand to seat 2 between
+    ("megalink-singapore-stud-poker", 20, "5.2"),
+    ("megalink-let-it-ride", 11, "5.3"),  # LIR numbers it 5.3; no dealer's hand
+])
+def test_a_refused_reconstruction_voids_the_settlement_by_the_rule_that_voided_the_round(game, dealt, rule, deck) -> None:
+    """5.2 (LIR 5.3): dealt incorrectly, the round is void unless complete hands can be moved.
+    A supervisor refusing the proposed move leaves the round void by that rule, and the
+    settlement must say so, not refer it to the shift manager (6.1)."""
+    rnd = open_round(game, seats=(1, 3))
+    deal(rnd, deck[:dealt])  # a spare hand dealt to seat 2, which holds no wager
+    size = 5 if "stud" in game else 3
+    rnd.do(HandCountReported(flag=1, position=Position.seat_(2), count=size, reporter="D"))
+    assert rnd.irregularities[0].decision.value == "reconstruction_proposed"
+    rnd.do(SupervisorConfirmation(flag=1, confirmed=False, supervisor="PS Wong"))
+    assert rnd.void is not None and rnd.void.rules == (rule,)
+    rnd.do(Settle())
+    (irregularity,) = rnd.to_round_json(limits=LIMITS)["irregularities"]
+    assert irregularity["kind"] == "misdeal", irregularity
+    result = settled(rnd)
+    assert result["void"]["rules"] == [rule], result["void"]
+    assert all(o == "void" for seat in outcomes(result).values() for o in seat.values())
+
+
+def test_a_refused_manual_placement_voids_the_settlement_by_5_2(deck) -> None:
+    """Manual device, one seat a card short (3.8, 5.7): refusing every candidate placement
+    means the deal cannot be shown, so the round is void under 5.2, and so is the settlement."""
+    rnd = open_round("three-card-poker", "manual", None, (2, 5, 7))
+    assert rnd.procedure is not None
+    deal(rnd, deck[: len(rnd.procedure.places) - 1])
+    rnd.do(DealComplete())
+    (flag,) = rnd.pending_flags
+    rnd.do(HandCountReported(flag=flag.id, position=Position.seat_(7), count=2, reporter="D"))
+    assert rnd.irregularities[flag.id - 1].decision.value == "placement_proposed"
+    rnd.do(SupervisorConfirmation(flag=flag.id, confirmed=False, supervisor="SUP-1"))
+    assert rnd.void is not None and rnd.void.rules == ("5.2",)
+    rnd.do(Settle())
+    assert [x["kind"] for x in rnd.to_round_json(limits=LIMITS)["irregularities"]] == ["misdeal"]
+    assert settled(rnd)["void"]["rules"] == ["5.2"]
+
+
+def test_a_supervisors_void_and_a_refused_referral_stay_manager_decisions(deck) -> None:
+    """A round voided by hand, and a referral (6.1) the shift manager decides as void, are the
+    manager's decisions: the settlement cites 6.1, as before."""
+    rnd = open_round("three-card-poker", seats=(1, 3))
+    deal(rnd, deck[:12])  # a spare hand at seat 2: its count flag is still waiting when voided
+    rnd.do(VoidRound(rule="6.1", reason="table closed", by="SM Lim"))
+    rnd.do(Settle())
+    kinds = [x["kind"] for x in rnd.to_round_json(limits=LIMITS)["irregularities"]]
+    assert kinds == ["manager_decision", "manager_decision"]
+    assert settled(rnd)["void"]["rules"] == ["6.1"]

@@ -539,16 +539,17 @@ def test_second_count_problem_in_a_phase_starts_from_earlier_counts(deck) -> Non
 
 def test_a_failure_half_way_through_an_operation_is_undone(deck, monkeypatch) -> None:
     """Nothing half-applied survives: the round is restored if applying raises."""
-    from cardshoe.rounds import Round
+    from cardshoe.rounds import deal as deal_phase
 
     rnd = open_round(TCP, seats=(1,))
     deal(rnd, deck[:2])
     before, ops = rnd.snapshot(), rnd.operations
 
-    def boom(self, position, events):
+    def boom(rnd, position, events):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(Round, "_hand_complete", boom)
+    # A card's placement is applied before the hand-complete check, so raising there fails half way.
+    monkeypatch.setattr(deal_phase, "_hand_complete", boom)
     with pytest.raises(RuntimeError):
         rnd.do(shoe_card(3, deck[2]))
     assert rnd.snapshot() == before and rnd.operations == ops

@@ -125,6 +125,7 @@ def test_manual_seat_long_offers_candidates_including_after_the_last_pass(deck) 
 def test_slip_that_moves_no_other_hand_gives_one_candidate(deck) -> None:
     """A seat dealt alone one card per pass, then a separate packet: whichever pass it missed,
     every other card lies in the same place, so the only question is the 5.7 void of that seat."""
+    from cardshoe.rounds.counts import slip_candidates
     from cardshoe.rounds.layout import slip_passes
     from cardshoe.rounds.procedures import CountPoint, Group, Phase, Unit
 
@@ -140,8 +141,7 @@ def test_slip_that_moves_no_other_hand_gives_one_candidate(deck) -> None:
     )
     passes = slip_passes(phase, seat, 2)
     assert passes == (1, 2, 3)
-    rnd = open_round(TCP, seats=(3,))
-    (cand,) = rnd._slip_candidates(phase, [1, 2, 3, 4], {seat: 2}, seat, 2, passes)
+    (cand,) = slip_candidates(phase, [1, 2, 3, 4], {seat: 2}, seat, 2, passes)
     assert dict(cand.hands) == {seat: (1, 2), Position.COMMUNITY: (3, 4)}
 
 

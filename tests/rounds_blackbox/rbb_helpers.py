@@ -111,11 +111,9 @@ def expected_order(game: str, device: str, seats: tuple[int, ...], method: str |
         raise ValueError(method)
     if game == LIR:
         # LIR 3.6-3.7: three cards to each betting area, then two community cards; no
-        # dealer's hand and no burn. LIR names no device; for the manual device the issue's
-        # "one card at a time round the table" is taken (no dealer in the pass).
-        if device == "automated":
-            return Expected(tuple(_packets(seats, 3) + _MANUAL_COMMUNITY))
-        return Expected(tuple(_passes(seats, 3, False) + _MANUAL_COMMUNITY))
+        # dealer's hand and no burn. 3.6 is the document's only dealing rule (no manual 3.8),
+        # so it applies on either device (issue 12 item 1).
+        return Expected(tuple(_packets(seats, 3) + _MANUAL_COMMUNITY))
     if game == SSP:
         # SSP 3.7 (automated: five to each seat, five to the dealer, "the Dealer's last card
         # (the bottom card) shall be exposed") and 3.8 (manual: passes, "the Dealer's last

@@ -138,6 +138,18 @@ def test_envy_bonus_to_every_other_progressive_wager() -> None:
     assert "progressive" not in amounts(s, 6)
 
 
+@pytest.mark.parametrize("cards", ["Ah Kh Qh", "As Ks Qs"])
+def test_a_top_hand_with_no_progressive_wager_at_the_table_settles_without_a_progressive_limit(cards: str) -> None:
+    """3.14 pays the Envy Bonus only on progressive wagers; with none at the table there is
+    nothing to pay it on, and the round format requires limits only for the wagers placed."""
+    data = tcp(seat(1, cards, ante=1000, play=1000), seat(4, "2c 5d 9c", ante=1000, play=1000),
+               jackpot=None)
+    del data["limits"]["progressive"]
+    s = run(data)
+    assert s.seat(1).wager("ante").outcome is Outcome.WIN
+    assert all(w.wager != "progressive" for n in (1, 4) for w in s.seat(n).wagers)
+
+
 def test_two_royals_each_pay_envy_to_the_other() -> None:
     s = run(tcp(
         seat(1, "As Ks Qs", ante=1000, play=1000, progressive=500),
