@@ -119,8 +119,9 @@ def dealing_order(game: str, dealing: str, method: str | None, seats: list[int])
         raise LedgerError(f"Xtreme with an automated device needs method A, B or C (XT 3.7), not {method!r}")
     if game == "megalink-let-it-ride":
         # LIR 3.6-3.7: three to each betting area (no dealer's hand), then two community
-        # cards; a manual device deals one at a time round the areas (reading 39).
-        return (passes(3, dealer=False) if manual else packets(3, dealer=False)) + [COMMUNITY, COMMUNITY], []
+        # cards. The document has no manual-device procedure (no "one card at a time" rule as
+        # TCP 3.8 has), so a manual device deals by 3.6 too (reading 39).
+        return packets(3, dealer=False) + [COMMUNITY, COMMUNITY], []
     if game == "megalink-singapore-stud-poker":
         # SSP 3.7 (five to each position, then five to the dealer) / 3.8 (five passes).
         return (passes(5, dealer=True) if manual else packets(5, dealer=True)), []

@@ -42,7 +42,8 @@ S2, S5, D, C, B = "seat 2", "seat 5", "dealer", "community", "burn"
     ("megalink-three-card-poker-xtreme", "manual", None, [S2, S5, D, S2, S5, D, S2, S5, D, C, C], []),
     # LIR 3.6-3.7: three to each betting area, no dealer's hand, two community cards.
     ("megalink-let-it-ride", "automated", None, [S2, S2, S2, S5, S5, S5, C, C], []),
-    ("megalink-let-it-ride", "manual", None, [S2, S5, S2, S5, S2, S5, C, C], []),
+    # LIR has no manual-device rule: 3.6 applies to any device.
+    ("megalink-let-it-ride", "manual", None, [S2, S2, S2, S5, S5, S5, C, C], []),
     # SSP 3.7: five to each position, five to the dealer; 3.8: five passes.
     ("megalink-singapore-stud-poker", "automated", None, [S2] * 5 + [S5] * 5 + [D] * 5, []),
     ("megalink-singapore-stud-poker", "manual", None, [S2, S5, D] * 5, []),
