@@ -23,7 +23,7 @@ from cardshoe.hil.bench import FOREIGN_DECK, Bench, TableSpec
 from cardshoe.hil.ledger import Dealt, LedgerError, RoundLedger, compare
 from cardshoe.hil.relay import LineFaults
 from cardshoe.hil.scenario import FlagExpect, RefusalExpect, RoundSpec, Scenario, Step
-from cardshoe.hil.table import ApiError
+from cardshoe.hil.table import ApiError, BenchTimeout, Event
 from cardshoe.protocol import check_character
 from cardshoe.settlement import parse_round, settle
 
@@ -177,9 +177,20 @@ def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
         exported = api.export(rid)
         out.offline = settle(parse_round(exported)).to_json()
     if spec.after_settle:
-        # Cards dealt after the settlement belong to no settled round: the round must not change.
+        # Cards dealt after the settlement belong to no settled round: the round must not
+        # change, and each is referred to the shift manager (6.1) as outside any round.
+        after = api.last_event_id
         for step in spec.after_settle:
             do_step(bench, step, out.after_settle, log)
+        for index in sorted(out.after_settle):
+            def flagged(e: Event, i: int = index) -> bool:
+                return e.type == "card_outside_round" and e.data.get("index") == i
+
+            try:
+                api.wait_event(flagged, after, 30.0, f"shoe card {index} flagged as outside any round")
+            except BenchTimeout:
+                out.bench_problems.append(f"shoe card {index}, dealt after the settlement, was not flagged as "
+                                          f"outside any round (6.1)")
         out.snapshot_later = api.round(rid)
     return out
 

@@ -26,7 +26,7 @@ from cardshoe.hil.vboard import VirtualBoard
 from cardshoe.journal import replay as replay_cli
 
 SHIPPED = {p.stem: p for p in shipped_scenarios()}
-QUICK = ["xtreme-c", "tcp-foreign-card", "tcp-power-cut", "tcp-too-few-seat", "tcp-manual-slip"]
+QUICK = ["xtreme-c", "tcp-foreign-card", "tcp-power-cut", "tcp-too-few-seat", "tcp-manual-slip", "tcp-new-shoe-late-card"]
 
 
 def test_the_demo_deals_and_settles_a_round_and_the_journal_replays(tmp_path: Path) -> None:
