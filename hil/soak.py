@@ -96,6 +96,8 @@ class SoakTotals:
     stopped: str | None = None
     journal_integrity: str | None = None
     replay: str | None = None
+    run_check: str | None = None
+    run_mismatch: bool = False
 
     @property
     def lost(self) -> int:
@@ -114,7 +116,7 @@ class SoakTotals:
 
     def failed(self) -> bool:
         """Whether anything the soak checks went wrong (or the run stopped early)."""
-        return bool(self.stopped or self.mismatches or any(self.findings.get(k) for k in _FAILING)
+        return bool(self.stopped or self.mismatches or self.run_mismatch or any(self.findings.get(k) for k in _FAILING)
                     or self.journal_integrity not in (None, "ok") or self.replay not in (None, "ok")
                     or self.problems and not self.findings and not self.mismatches)
 
@@ -207,7 +209,7 @@ def print_totals(t: SoakTotals) -> None:
         print(f"{label + ' cards':<21} {t.findings.get(kind, 0)}")
     print(f"settlement mismatches {t.mismatches} (daemon vs the bench's own hands, settled offline)")
     print(f"journal               integrity {t.journal_integrity or 'not checked'}; cardshoe replay "
-          f"{t.replay or 'not run'}")
+          f"{t.replay or 'not run'}; {t.run_check or 'no rounds'}" + ("; DOES NOT ADD UP" if t.run_mismatch else ""))
     for p in t.problems[:30]:
         print(f"  problem: {p}")
     if len(t.problems) > 30:
@@ -229,6 +231,7 @@ class _Table:
     game: str
     shoe: list[int] = field(default_factory=list)
     order: int = 0  # cards of this shoe the bench pushed
+    rounds: dict[str, tuple[int, int]] = field(default_factory=dict)  # round id -> (shoe, cards dealt)
     rules_version: str = ""
     currency: str = ""
 
@@ -300,7 +303,41 @@ def soak(workdir: Path, *, game: str, cards: int, line: LineFaults, seed: int, p
             totals.problems.append(f"closing the bench: {type(exc).__name__}: {exc}")
         totals.seconds = time.monotonic() - started
     check_journal(bench.journal, totals)
+    try:
+        check_run(bench.journal, table.rounds, totals)
+    except Exception as exc:  # noqa: BLE001 - the totals are printed whatever the last check does
+        totals.problems.append(f"the run's check failed: {type(exc).__name__}: {exc}")
+        totals.run_mismatch = True
     return totals
+
+
+def check_run(journal: Path, rounds: dict[str, tuple[int, int]], totals: SoakTotals) -> None:
+    """The whole run against the journal: no shoe index of any shoe journaled twice in any
+    round, and as many cards journaled as the bench dealt, less the losses already counted."""
+    if not journal.exists() or not rounds:
+        return
+    seen: dict[tuple[int, int], int] = {}
+    held = 0
+    try:
+        for rid, (shoe, _dealt) in rounds.items():
+            for index, _code, _place in journal_cards(journal, rid):
+                seen[(shoe, index)] = seen.get((shoe, index), 0) + 1
+                held += 1
+    except (sqlite3.Error, ValueError) as exc:
+        totals.problems.append(f"the run's check could not read the journal: {exc}")
+        return
+    for (shoe, index), n in sorted(seen.items()):
+        if n > 1:
+            totals.findings["repeated"] = totals.findings.get("repeated", 0) + 1
+            totals.problems.append(f"run: shoe {shoe} index {index} journaled {n} times")
+    dealt = sum(d for _s, d in rounds.values())
+    accounted = dealt - totals.findings.get("lost", 0) - totals.findings.get("lost_flagged", 0) \
+        + totals.findings.get("extra", 0) + totals.findings.get("repeated", 0)
+    totals.run_check = f"the journal holds {held} cards of the bench's {len(rounds)} rounds; the bench dealt {dealt}"
+    if held != accounted:
+        totals.problems.append(f"run: the journal holds {held} cards, the bench dealt {dealt} and the rounds' "
+                               f"findings account for {accounted}")
+        totals.run_mismatch = True
 
 
 def progress_line(t: SoakTotals, bench: Bench, seconds: float) -> str:
@@ -498,6 +535,7 @@ def _soak_round(table: _Table, seats: list[int], fault: str | None, card_fault: 
                 totals.problems.append(f"{rid}: decision refused: {exc}")
     settlement = _settle(table, ledger)
     snapshot = api.round(rid)
+    table.rounds[rid] = (totals.shoes, len(ledger.all_cards()))
     findings = compare(ledger, snapshot, journal_cards(bench.journal, rid))
     for f in findings:
         totals.findings[f.kind] = totals.findings.get(f.kind, 0) + 1
