@@ -456,13 +456,16 @@ class _Dealer:
             bench.kill_daemon()
             bench.counts.daemon_restarts += 1
             self.pending = ("restart", rng.randint(1, 3))
+            self.during = what  # the next cards leave while the daemon is down (never excused)
         elif what == "unplug":
             bench.board.unplug()
             bench.counts.unplugs += 1
             self.pending = ("unplug", rng.randint(1, 3))
+            self.during = what
 
     def restore(self, what: str) -> None:
         bench = self.t.bench
+        self.during = ""
         if what == "restart":
             bench.start_daemon()
         elif what == "unplug":
@@ -510,7 +513,6 @@ def _soak_round(table: _Table, seats: list[int], fault: str | None, card_fault: 
             dealer.push(table.shoe.pop(0), "card")
         if i == fault_at:
             dealer.fault(fault or "")
-            dealer.during = fault or ""
     dealer.finish()
     bench.key("deal_complete")
     # The table's screen: wait (generously) until the daemon shows as many cards as the
