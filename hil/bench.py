@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from cardshoe.hil.provision import flash_command_available, provision_offline
 from cardshoe.hil.relay import FaultRelay, LineFaults
-from cardshoe.hil.table import BenchTimeout, TableClient, wait_for
+from cardshoe.hil.table import BenchTimeout, Event, TableClient, wait_for
 from cardshoe.hil.vboard import VirtualBoard
 from cardshoe.hil.vboard.errors import VirtualBoardError
 from cardshoe.protocol import make_barcode
@@ -44,6 +44,9 @@ DEFAULT_SERIAL = 0x00C5_0E01
 DEFAULT_DECK = 0x00C0_FFEE
 #: Another deck's id: its cards are foreign to the shoe (SPEC 6, rule 5.1).
 FOREIGN_DECK = 0x0BAD_DECC
+
+#: The dealer keys' codes in a KEY message (protocol/SPEC.md, KEY).
+KEY_CODES = {"new_round": 1, "deal_complete": 2, "exposure": 3, "end_shoe": 4}
 
 _BOOT_TIMEOUT = 30.0
 _CARD_TIMEOUT = 60.0
@@ -139,6 +142,7 @@ class Bench:
         self.shoe_no: int | None = None
         self.boot: int | None = None
         self.flashed_with = ""
+        self._last_key_ms: dict[int | None, int] = {}  # boot -> shoe time of the last key press seen
 
     # --- set-up --------------------------------------------------------------------------
 
@@ -294,10 +298,23 @@ class Bench:
         wait_for(lambda: self.next_index() > index, timeout, f"the daemon to journal shoe card {index}")
 
     def key(self, name: str) -> int:
-        """A dealer key on the shoe; returns the event id the daemon gave the key."""
+        """A dealer key on the shoe; returns the event id the daemon gave the key.
+
+        The event waited for is this key's (its SPEC code) and, when this boot of the shoe has
+        been pressed before, one with a shoe time later than the last press seen: an event id
+        taken just before the press may be stale (the follower thread can lag under load),
+        and must not let an earlier press of the same key end the wait."""
+        code = KEY_CODES[name]
         after = self.client.last_event_id
+        since = self._last_key_ms.get(self.boot)
         self.board.sim.key(name)
-        ev = self.client.wait_event(lambda e: e.type == "shoe_key", after, _CARD_TIMEOUT, f"the shoe key {name}")
+
+        def this_press(e: Event) -> bool:
+            return (e.type == "shoe_key" and int(e.data.get("key", -1)) == code
+                    and (since is None or int(e.data.get("shoe_ms", -1)) > since))
+
+        ev = self.client.wait_event(this_press, after, _CARD_TIMEOUT, f"the shoe key {name}")
+        self._last_key_ms[self.boot] = int(ev.data.get("shoe_ms", 0))
         return ev.id
 
     # --- faults --------------------------------------------------------------------------
