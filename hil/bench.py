@@ -143,6 +143,7 @@ class Bench:
         self.boot: int | None = None
         self.flashed_with = ""
         self._last_key_ms: dict[int | None, int] = {}  # boot -> shoe time of the last key press seen
+        self.pushed = 0  # cards the bench has pushed out of the current shoe (its own count)
 
     # --- set-up --------------------------------------------------------------------------
 
@@ -258,6 +259,7 @@ class Bench:
         wait_for(lambda: self._shoe_state().get("shoe_no") == shoe_no, _CARD_TIMEOUT,
                  f"the shoe to load shoe {shoe_no}")
         self.shoe_no = shoe_no
+        self.pushed = 0
         return shoe_no
 
     def _shoe_state(self) -> dict[str, Any]:
@@ -283,7 +285,8 @@ class Bench:
         overrides what the reader sees before the exit (e.g. a misread then the good read,
         or another deck's barcode).
         """
-        index = self.next_index()
+        self.pushed += 1
+        index = self.pushed  # the bench's own count of this shoe's cards, not the daemon's
         sim = self.board.sim
         for text in (reads if reads is not None else ([] if card is None else [self.barcode(card)])):
             sim.present_barcode(text)

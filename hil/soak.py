@@ -97,6 +97,7 @@ class SoakTotals:
     journal_integrity: str | None = None
     replay: str | None = None
     run_check: str | None = None
+    time_budget: str | None = None  # set when --minutes ended the run before --cards
     run_mismatch: bool = False
 
     @property
@@ -150,6 +151,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the dealer's pace in cards a second (default 2.5)")
     p.add_argument("--burst", action="store_true", help="deal back to back, as fast as the exit sensor takes cards")
     p.add_argument("--progress", type=float, default=15.0, metavar="S", help="a progress line every S seconds (default 15)")
+    p.add_argument("--minutes", type=float, default=0.0, metavar="M",
+                   help="a time budget: start no new round after M minutes (0: none); reaching it ends the run "
+                        "normally, with the cards dealt so far")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workdir", type=Path, default=Path("var/soak"),
                    help="work directory: created and marked by the bench, emptied on the next run; "
@@ -177,13 +181,14 @@ def run(args: argparse.Namespace) -> int:
                f"--drop-bytes {args.drop_bytes} --power-cut-every {args.power_cut_every} "
                f"--restart-every {args.restart_every} --unplug-every {args.unplug_every} "
                f"--card-faults {args.card_faults} --game {args.game} "
-               + ("--burst " if args.burst else f"--pace {args.pace} ") + f"--seed {args.seed}")
+               + ("--burst " if args.burst else f"--pace {args.pace} ") + f"--seed {args.seed}"
+               + (f" --minutes {args.minutes:g}" if args.minutes else ""))
     print(f"$ {command}", flush=True)
     totals = soak(args.workdir, game=args.game, cards=args.cards, line=line, seed=args.seed,
                   power_cut_every=args.power_cut_every, restart_every=args.restart_every,
                   unplug_every=args.unplug_every, card_faults=args.card_faults,
                   pace=None if args.burst else args.pace, progress_every=args.progress,
-                  log=lambda m: print(m, flush=True))
+                  minutes=args.minutes, log=lambda m: print(m, flush=True))
     print(f"$ {command}")
     print_totals(totals)
     if args.json:
@@ -214,6 +219,8 @@ def print_totals(t: SoakTotals) -> None:
         print(f"  problem: {p}")
     if len(t.problems) > 30:
         print(f"  ... and {len(t.problems) - 30} more problems")
+    if t.time_budget:
+        print(f"time budget           {t.time_budget}")
     if t.stopped:
         print(f"STOPPED EARLY: {t.stopped}")
     print("result                " + ("FAIL" if t.failed() else "PASS"))
@@ -238,7 +245,7 @@ class _Table:
 
 def soak(workdir: Path, *, game: str, cards: int, line: LineFaults, seed: int, power_cut_every: int,
          restart_every: int, unplug_every: int = 0, card_faults: float = 0.0, pace: float | None = 2.5,
-         progress_every: float = 15.0, log: Log = print) -> SoakTotals:
+         progress_every: float = 15.0, minutes: float = 0.0, log: Log = print) -> SoakTotals:
     """Deal at least `cards` cards with faults (see the module doc); returns the totals, also
     when the run stops early (then `stopped` says where and why)."""
     from cardshoe.games import get_game  # the pay table's data: rules version and currency
@@ -262,6 +269,9 @@ def soak(workdir: Path, *, game: str, cards: int, line: LineFaults, seed: int, p
         bench.start_line(line)
         bench.start_daemon()
         while totals.cards_dealt < cards:
+            if minutes and time.monotonic() - started >= minutes * 60:
+                totals.time_budget = f"the time budget ({minutes:g} min) ended the run after {totals.cards_dealt} cards"
+                break
             seats = sorted(rng.sample(range(1, 8), rng.randint(1, 7)))
             need = len(dealing_order(game, "automated", None, seats)[0]) + 1
             if len(table.shoe) < need:
@@ -518,8 +528,9 @@ def _soak_round(table: _Table, seats: list[int], fault: str | None, card_fault: 
     # The table's screen: wait (generously) until the daemon shows as many cards as the
     # dealer dealt; a card the shoe lost never comes, and the wait ends without it.
     try:
+        # Polled gently: a whole round's JSON 50 times a second would slow the daemon it waits for.
         wait_for(lambda: len(api.round(rid).get("cards") or {}) >= len(ledger.cards), _SETTLE_WAIT,
-                 f"round {rid}: the daemon to show the {len(ledger.cards)} cards dealt")
+                 f"round {rid}: the daemon to show the {len(ledger.cards)} cards dealt", interval=0.25)
     except BenchTimeout:
         totals.waits_timed_out += 1
     # Decisions from the bench's own hands (its model), never from the daemon's.
