@@ -20,6 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Callable
 
+from cardshoe.argtypes import positive_int
 from cardshoe.hil.vboard import PICO_FLASH_SIZE, SimTimeout, VirtualBoard, VirtualBoardError
 
 BOARD_HELP = """\
@@ -49,8 +50,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     timing = sub.add_parser("timing", help="measure power cycles and mpremote copies on a virtual board")
     _board_options(timing)
-    timing.add_argument("--cycles", type=int, default=10, help="power cycles to time (default 10)")
-    timing.add_argument("--copy-kib", type=int, default=16, help="size of the file copied with mpremote (KiB)")
+    timing.add_argument("--cycles", type=positive_int, default=10, help="power cycles to time (default 10)")
+    timing.add_argument("--copy-kib", type=positive_int, default=16, help="size of the file copied with mpremote (KiB)")
     timing.set_defaults(run=_cmd_timing)
 
     # The scenario runner and the soak (bench task; cardshoe.hil.commands).

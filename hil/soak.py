@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from cardshoe.argtypes import non_negative_int, positive_int, probability
 from cardshoe.cards import card_text
 from cardshoe.hil.bench import FOREIGN_DECK, Bench, TableSpec, cardshoe_command
 from cardshoe.hil.ledger import (FINDING_KINDS, Dealt, RoundLedger, compare, dealing_order, dealt_seats,
@@ -135,23 +136,41 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number of 0 or more")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _non_negative_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"{text} is not more than 0")
+    return value
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of `cardshoe hil soak`."""
-    p.add_argument("--cards", type=int, default=2000, help="deal at least this many cards (default 2000)")
-    p.add_argument("--corrupt", type=float, default=0.01, help="per byte: one bit flipped (default 0.01)")
-    p.add_argument("--drop", type=float, default=0.01, help="per frame: the whole frame lost (default 0.01)")
-    p.add_argument("--drop-bytes", type=float, default=0.0, help="per byte: lost (default 0)")
-    p.add_argument("--power-cut-every", type=int, default=5, metavar="K", help="cut the shoe's power every K rounds")
-    p.add_argument("--restart-every", type=int, default=7, metavar="K", help="kill and restart the daemon every K rounds")
-    p.add_argument("--unplug-every", type=int, default=0, metavar="K", help="pull the USB cable every K rounds")
-    p.add_argument("--card-faults", type=float, default=0.0, metavar="P",
+    p.add_argument("--cards", type=positive_int, default=2000, help="deal at least this many cards (default 2000)")
+    p.add_argument("--corrupt", type=probability, default=0.01, help="per byte: one bit flipped (default 0.01)")
+    p.add_argument("--drop", type=probability, default=0.01, help="per frame: the whole frame lost (default 0.01)")
+    p.add_argument("--drop-bytes", type=probability, default=0.0, help="per byte: lost (default 0)")
+    p.add_argument("--power-cut-every", type=non_negative_int, default=5, metavar="K", help="cut the shoe's power every K rounds")
+    p.add_argument("--restart-every", type=non_negative_int, default=7, metavar="K", help="kill and restart the daemon every K rounds")
+    p.add_argument("--unplug-every", type=non_negative_int, default=0, metavar="K", help="pull the USB cable every K rounds")
+    p.add_argument("--card-faults", type=probability, default=0.0, metavar="P",
                    help="per round: one foreign, duplicate or unread card among the deal (default 0)")
     p.add_argument("--game", default="three-card-poker", choices=("three-card-poker", "megalink-three-card-poker"))
-    p.add_argument("--pace", type=float, default=2.5, metavar="CARDS_PER_S",
+    p.add_argument("--pace", type=_positive_float, default=2.5, metavar="CARDS_PER_S",
                    help="the dealer's pace in cards a second (default 2.5)")
     p.add_argument("--burst", action="store_true", help="deal back to back, as fast as the exit sensor takes cards")
-    p.add_argument("--progress", type=float, default=15.0, metavar="S", help="a progress line every S seconds (default 15)")
-    p.add_argument("--minutes", type=float, default=0.0, metavar="M",
+    p.add_argument("--progress", type=_non_negative_float, default=15.0, metavar="S",
+                   help="a progress line every S seconds (default 15)")
+    p.add_argument("--minutes", type=_non_negative_float, default=0.0, metavar="M",
                    help="a time budget: start no new round after M minutes (0: none); reaching it ends the run "
                         "normally, with the cards dealt so far")
     p.add_argument("--seed", type=int, default=1)
@@ -172,9 +191,6 @@ def run(args: argparse.Namespace) -> int:
         fresh_workdir(args.workdir, command="cardshoe hil soak")
     except WorkdirRefused as exc:
         print(exc, file=sys.stderr)
-        return 2
-    if args.pace <= 0 and not args.burst:
-        print("cardshoe hil soak: --pace must be more than 0 cards a second (or use --burst)", file=sys.stderr)
         return 2
     line = LineFaults(corrupt=args.corrupt, drop_frames=args.drop, drop_bytes=args.drop_bytes)
     command = (f"cardshoe hil soak --cards {args.cards} --corrupt {args.corrupt} --drop {args.drop} "

@@ -188,7 +188,9 @@ def _mpremote(port: str, *args: str, timeout: float = 120.0) -> str:
         ) from None
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise FlashError(f"mpremote {' '.join(args[:2])} failed on {port}: {detail[-1] if detail else proc.returncode}")
+        # Name the mpremote command, not a script it carries (`exec SCRIPT`: many lines).
+        what = args[0] if args[0] in ("exec", "eval", "run") else " ".join(args[:2])
+        raise FlashError(f"mpremote {what} failed on {port}: {detail[-1] if detail else proc.returncode}")
     return proc.stdout
 
 

@@ -47,7 +47,7 @@ Methods:
 This board: serial is the process's stdin/stdout (the pseudo-terminal of the
 virtual board, set raw here); the reader, exit sensor, keys and fault conditions
 come from the bench's sim socket `CARDSHOE_SIM` (line protocol in
-docs/INTERFACES / hil: `rfid HEX`, `barcode TEXT`, `exit`, `key NAME`,
+INTERFACES.md, "The sim channel": `rfid HEX`, `barcode TEXT`, `exit`, `key NAME`,
 `jam on|off`, `lid open|closed`, `reader ok|fail`; we answer `ready BOOT` and
 `led off|on|blink`), reconnecting when the bench goes away. Flash is whatever
 filesystem is mounted at the current directory (the virtual board mounts a

@@ -16,7 +16,7 @@ import asyncio
 import hmac
 from typing import Annotated, Any, AsyncIterator, Callable, Literal
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
@@ -30,6 +30,8 @@ from cardshoe.daemon.service import ServiceFailed
 from cardshoe.journal import JournalReader
 from cardshoe.protocol.messages import ManifestEntry
 
+from .limits import BodyLimits
+
 # -- request bodies -------------------------------------------------------------------
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
@@ -37,7 +39,8 @@ _STRICT = ConfigDict(extra="forbid", strict=True)
 class WagerIn(BaseModel):
     model_config = _STRICT
     seat: int = Field(ge=1, le=7, description="playing position, 1..7 from the dealer's left")
-    wager: str = Field(description="wager name: ante, play, pair_plus, six_card_bonus, progressive, bet, one, two, dollar")
+    wager: str = Field(max_length=40,
+                       description="wager name: ante, play, pair_plus, six_card_bonus, progressive, bet, one, two, dollar")
     amount: int = Field(ge=0, description="minor units; 0 withdraws (change only)")
 
 
@@ -48,7 +51,7 @@ class AmountIn(BaseModel):
 
 class ProgressiveIn(BaseModel):
     model_config = _STRICT
-    magic_card: str | None = Field(None, description='Let It Ride Magic Card, e.g. "As"')
+    magic_card: str | None = Field(None, max_length=8, description='Let It Ride Magic Card, e.g. "As"')
     lucky_seat: int | None = Field(None, ge=1, le=7)
     draw: bool = Field(False, description="draw both with a cryptographic source (when configured)")
 
@@ -56,7 +59,8 @@ class ProgressiveIn(BaseModel):
 class DecisionIn(BaseModel):
     model_config = _STRICT
     seat: int = Field(ge=1, le=7)
-    choice: str = Field(description="play, fold, bet, pull_1, ride_1, pull_2, ride_2, decline_comparison")
+    choice: str = Field(max_length=40,
+                        description="play, fold, bet, pull_1, ride_1, pull_2, ride_2, decline_comparison")
 
 
 class SeatIn(BaseModel):
@@ -115,7 +119,7 @@ class SettleIn(BaseModel):
 
 class ManifestCardIn(BaseModel):
     model_config = _STRICT
-    card: str = Field(description='card text, e.g. "Td"')
+    card: str = Field(max_length=8, description='card text, e.g. "Td"')
     uid: str = Field(pattern=r"^([0-9a-fA-F]{8}|[0-9a-fA-F]{14}|[0-9a-fA-F]{20})$", description="tag UID, hex")
 
 
@@ -123,7 +127,7 @@ class LoadShoeIn(BaseModel):
     model_config = _STRICT
     deck_id: int = Field(ge=0, le=0xFFFFFFFF)
     shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF, description="shoe serial; default the shoe on the link")
-    manifest: list[ManifestCardIn] | None = Field(None, description="RFID decks: 52 cards and UIDs; omit for barcode decks")
+    manifest: list[ManifestCardIn] | None = Field(None, max_length=52, description="RFID decks: 52 cards and UIDs; omit for barcode decks")
 
 
 class ClearIn(BaseModel):
@@ -132,6 +136,10 @@ class ClearIn(BaseModel):
     fault_mask: int = Field(ge=0, le=0xFFFF)
     shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF)
 
+
+# Path parameters are bounded too: a refused request's round id and wager name are journaled.
+RoundId = Annotated[str, Path(max_length=64)]
+WagerName = Annotated[str, Path(max_length=40)]
 
 _BEARER = HTTPBearer(auto_error=False, description="the table's token")
 
@@ -162,6 +170,9 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
                                       "error": "Unauthorized"}, headers={"WWW-Authenticate": "Bearer"})
 
     auth = [Depends(authorised)]
+    # Body size and strict JSON (duplicate keys, NaN, Infinity, 1e999, lengths) before FastAPI
+    # reads a body: a 413 or 422 naming the field, never a 500 (docs/api.md, "Limits").
+    app.add_middleware(BodyLimits, token=token)
 
     def control() -> TableControl:
         if daemon.control is None:
@@ -189,29 +200,29 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
         return _done(control().open_round())
 
     @app.get("/rounds/{round_id}", dependencies=auth, tags=["round"])
-    def get_round(round_id: str) -> dict[str, Any]:
+    def get_round(round_id: RoundId) -> dict[str, Any]:
         """The round's state: wagers, cards by place, hands, flags, decisions, settlement."""
         snapshot: dict[str, Any] = control().round_snapshot(round_id)
         return snapshot
 
     @app.get("/rounds/{round_id}/export", dependencies=auth, tags=["round"])
-    def export_round(round_id: str) -> dict[str, Any]:
+    def export_round(round_id: RoundId) -> dict[str, Any]:
         """The round in the round-file format of `cardshoe settle` (docs/round-format.md)."""
         exported: dict[str, Any] = control().round_export(round_id)
         return exported
 
     @app.post("/rounds/{round_id}/wagers", dependencies=auth, tags=["round"])
-    def place_wager(round_id: str, body: WagerIn) -> dict[str, Any]:
+    def place_wager(round_id: RoundId, body: WagerIn) -> dict[str, Any]:
         """Place a wager before "no more bets"."""
         return _done(control().place_wager(round_id, body.seat, body.wager, body.amount))
 
     @app.put("/rounds/{round_id}/wagers/{seat}/{wager}", dependencies=auth, tags=["round"])
-    def change_wager(round_id: str, seat: int, wager: str, body: AmountIn) -> dict[str, Any]:
+    def change_wager(round_id: RoundId, seat: int, wager: WagerName, body: AmountIn) -> dict[str, Any]:
         """Change (0 withdraws) a wager; refused after "no more bets" (rules 5.5-5.6)."""
         return _done(control().change_wager(round_id, seat, wager, body.amount))
 
     @app.post("/rounds/{round_id}/progressive", dependencies=auth, tags=["round"])
-    def progressive(round_id: str, body: ProgressiveIn) -> dict[str, Any]:
+    def progressive(round_id: RoundId, body: ProgressiveIn) -> dict[str, Any]:
         """Let It Ride Magic Card and Lucky Player, given or drawn; journaled before the first card."""
         ctl = control()
         if body.draw:
@@ -227,27 +238,27 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
         return _done(ctl.progressive_selection(round_id, magic, body.lucky_seat))
 
     @app.post("/rounds/{round_id}/no-more-bets", dependencies=auth, tags=["round"])
-    def no_more_bets(round_id: str) -> dict[str, Any]:
+    def no_more_bets(round_id: RoundId) -> dict[str, Any]:
         """"No more bets": wagers close, the active seats fix the dealing procedure."""
         return _done(control().no_more_bets(round_id))
 
     @app.post("/rounds/{round_id}/deal-complete", dependencies=auth, tags=["round"])
-    def deal_complete(round_id: str) -> dict[str, Any]:
+    def deal_complete(round_id: RoundId) -> dict[str, Any]:
         """The deal-complete count point from the table (instead of the shoe's key)."""
         return _done(control().deal_complete(round_id))
 
     @app.post("/rounds/{round_id}/decisions", dependencies=auth, tags=["round"])
-    def decision(round_id: str, body: DecisionIn) -> dict[str, Any]:
+    def decision(round_id: RoundId, body: DecisionIn) -> dict[str, Any]:
         """A player's decision."""
         return _done(control().decision(round_id, body.seat, body.choice))
 
     @app.post("/rounds/{round_id}/absent", dependencies=auth, tags=["round"])
-    def absent(round_id: str, body: SeatIn) -> dict[str, Any]:
+    def absent(round_id: RoundId, body: SeatIn) -> dict[str, Any]:
         """The player of a seat is absent for the decision (rule 5.11)."""
         return _done(control().player_absent(round_id, body.seat))
 
     @app.post("/rounds/{round_id}/exposures", dependencies=auth, tags=["irregularities"])
-    def exposure(round_id: str, body: ExposureIn) -> dict[str, Any]:
+    def exposure(round_id: RoundId, body: ExposureIn) -> dict[str, Any]:
         """An exposed card seen at the table (5.4: two or more in the deal void the round; one: 6.1)."""
         place = None
         if body.place is not None:
@@ -258,7 +269,7 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
         return _done(control().exposure(round_id, place, body.shoe_index))
 
     @app.post("/rounds/{round_id}/counts", dependencies=auth, tags=["irregularities"])
-    def count(round_id: str, body: CountIn) -> dict[str, Any]:
+    def count(round_id: RoundId, body: CountIn) -> dict[str, Any]:
         """A person's count of a position's cards for an open count flag (5.2, 5.3, 5.7)."""
         try:
             position = rounds.Position(rounds.PlaceKind(body.position.kind), body.position.seat)
@@ -267,17 +278,17 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
         return _done(control().hand_count(round_id, body.flag, position, body.count, body.reporter))
 
     @app.post("/rounds/{round_id}/confirmations", dependencies=auth, tags=["irregularities"])
-    def confirm(round_id: str, body: ConfirmIn) -> dict[str, Any]:
+    def confirm(round_id: RoundId, body: ConfirmIn) -> dict[str, Any]:
         """A supervisor confirms (or rejects) a proposed reconstruction or a referral."""
         return _done(control().confirm(round_id, body.flag, body.confirmed, body.supervisor, body.candidate))
 
     @app.post("/rounds/{round_id}/void", dependencies=auth, tags=["irregularities"])
-    def void(round_id: str, body: VoidIn) -> dict[str, Any]:
+    def void(round_id: RoundId, body: VoidIn) -> dict[str, Any]:
         """A supervisor voids the round, citing the rule."""
         return _done(control().void(round_id, body.rule, body.reason, body.by))
 
     @app.post("/rounds/{round_id}/settle", dependencies=auth, tags=["round"])
-    def settle(round_id: str, body: SettleIn | None = None) -> dict[str, Any]:
+    def settle(round_id: RoundId, body: SettleIn | None = None) -> dict[str, Any]:
         """Close the round and settle every wager; the settlement cites the rule of each payment."""
         return _done(control().settle(round_id, None if body is None else body.jackpot_pool))
 

@@ -28,6 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, text in BENCHMARKS.items():
             print(f"{name:<9} {text}")
         return 0
+    unknown = [name for name in args.names if name not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {unknown[0]!r} (known: {', '.join(BENCHMARKS)})")
     status = 0
     for name in args.names or list(BENCHMARKS):
         print(f"== {name}: {BENCHMARKS[name]}", flush=True)

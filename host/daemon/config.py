@@ -31,7 +31,8 @@ holds the same settings and more, and command-line options override it. Example:
     progressive = { min = 500, max = 500 }   # min is the unit of the fixed jackpot amounts
 
     [jackpot]
-    reset = 5000000                     # what the progressive resets to after a royal
+    reset = 5000000                     # what the progressive resets to after a royal;
+                                        # without it progressive wagers and PUT /jackpot are refused
 
     [link]                              # sent to the shoe as CONFIG (SPEC 5)
     heartbeat_ms = 2000

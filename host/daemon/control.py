@@ -52,7 +52,8 @@ class Refused(Exception):
 
 def _refused(error: Exception) -> Refused:
     if isinstance(error, InputError):
-        return Refused(422 if error.field not in ("round", "round_id") else 409, error.field, str(error),
+        # 409: valid, but not at this table now (an unknown round, a setting the table lacks).
+        return Refused(422 if error.field not in ("round", "round_id", "jackpot.reset") else 409, error.field, str(error),
                        type(error).__name__)
     field = next((f for cls, f in _FIELD_OF.items() if isinstance(error, cls)), "operation")
     status = 409 if isinstance(error, rounds.WrongStateError) else 422

@@ -321,6 +321,9 @@ class TableCore:
                     op = rounds.operation_from_json(body["op"])
                 except (KeyError, TypeError, ValueError) as exc:
                     raise InputError("op", str(exc)) from None
+                if (isinstance(op, (rounds.PlaceWager, rounds.ChangeWager)) and op.wager == "progressive"
+                        and op.amount and round_.can(op)):  # a wager the round refuses anyway says why
+                    self._need_jackpot_reset("a progressive wager")
                 done = self._do(round_, op, source="table")
                 derived = done.derived
                 if done.refused is None and isinstance(op, rounds.ProgressiveSelection):
@@ -334,6 +337,7 @@ class TableCore:
                 amount = body.get("amount")
                 if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
                     raise InputError("amount", "the jackpot pool is a non-negative integer in minor units")
+                self._need_jackpot_reset("a jackpot pool")
                 self.jackpot_pool = amount
                 return Applied((_event(self._round_id(), "jackpot_pool", amount=amount),))
             if action == "setup":
@@ -357,6 +361,15 @@ class TableCore:
         except (RoundOperationError, InputError) as exc:
             refusal = _event(self._round_id(), "input_refused", action=action, **_error_body(exc))
             return Applied((refusal,), refused=exc)
+
+    def _need_jackpot_reset(self, what: str) -> None:
+        """Refuse `what` at once on a table with no jackpot reset: settling a progressive needs
+        the pool and the amount it resets to (the round file's `jackpot`), so accepting it would
+        only fail the round's settlement later, where no void could undo it."""
+        if self.setup.jackpot_reset is None:
+            raise InputError("jackpot.reset", f"{what} is refused: this table has no [jackpot] reset configured "
+                             "(the amount the progressive resets to), so no progressive can be settled; "
+                             "set it in the table file and restart the daemon")
 
     def _setup(self, body: Mapping[str, Any]) -> Applied:
         # A daemon start journals the table's settings, so a replay uses the settings each
@@ -418,9 +431,13 @@ class TableCore:
 
     def _settle(self, round_: Round, pool: Any, time_ms: int) -> Applied:
         if pool is None:
-            pool = self.jackpot_pool
+            # A pool set while the table had a reset is not offered once it has none: with no
+            # reset no progressive can be settled, and a round without one needs no pool.
+            pool = self.jackpot_pool if self.setup.jackpot_reset is not None else None
         elif not isinstance(pool, int) or isinstance(pool, bool) or pool < 0:
             raise InputError("jackpot_pool", "a non-negative integer in minor units")
+        else:
+            self._need_jackpot_reset("a jackpot pool")
         retry_pool: int | None = None
         if round_.status is rounds.RoundStatus.SETTLED and round_.round_id not in self.settlements:
             # Closed earlier, but the settlement engine refused it (settlement_failed), e.g.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from cardshoe.cards import CardError, card_text, parse_card
+from cardshoe.cards import RANKS, CardError, card_text, parse_card
 from cardshoe.games import Game, UnknownGameError, get_game
 
 from .errors import RoundError
@@ -231,6 +231,10 @@ def _list(value: Any, field: str) -> list[Any]:
 
 
 def _card(value: Any, field: str) -> int:
+    # The round format lists the ranks as 23456789TJQKA: a lower-case rank ("as") is
+    # refused here, though a person typing at the table may use one (cardshoe.cards).
+    if isinstance(value, str) and value[:1] and value[0] not in RANKS:
+        raise RoundError(field, f"bad card {value[:8]!r}: rank {value[0]!r} is not one of {RANKS} (upper case)")
     try:
         return int(parse_card(value))
     except CardError as exc:
@@ -505,6 +509,9 @@ def parse_round(data: Any) -> Round:
     seats_raw = _list(top.get("seats"), "seats")
     if not seats_raw:
         raise RoundError("seats", "a round has at least one seat with a wager")
+    if len(seats_raw) > MAX_SEAT:
+        # Checked before any seat is parsed: a long list costs nothing to refuse.
+        raise RoundError("seats", f"{len(seats_raw)} seats listed; a table has at most {MAX_SEAT}")
     seats = tuple(_parse_seat(s, f"seats[{i}]", game) for i, s in enumerate(seats_raw))
     numbers: dict[int, int] = {}
     for i, seat in enumerate(seats):

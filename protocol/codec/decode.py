@@ -1,9 +1,11 @@
 """`cardshoe decode FILE|-`: the field engineer's dissector of a wire capture.
 
-Reads a capture (raw bytes as recorded from the serial line, or hex text) and prints one
-JSON line per frame, in order: where it starts, what it is, its header and fields, or the
-SPEC 3.1 reason it was rejected. Tags are checked with `--key HEX` (one key for every
-shoe in the capture) or `--keys DIR` (the host key store, `<dir>/<serial>.key`). Without
+Reads a capture (raw bytes as recorded from the serial line, hex text, or the log that
+pyserial's `spy://` handler writes: `cardshoe run --port 'spy:///dev/ttyACM0?file=line.log'`,
+see `spylog`) and prints one JSON line per frame, in order: where it starts, what it is,
+its header and fields, or the SPEC 3.1 reason it was rejected. Tags are checked with
+`--key HEX` (one key for every shoe in the capture) or `--keys DIR` (the host key store,
+`<dir>/<serial>.key`). Without
 a key for a frame's shoe its tag cannot be checked: the line says `"result": "unverified"`
 and still shows what the frame claims, never `"ok"`.
 
@@ -14,6 +16,7 @@ so a frame seen twice shows as `replay` the second time.
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import re
 import stat
@@ -26,6 +29,7 @@ from .errors import PayloadError, Reason
 from .frames import Frame, Receiver, Rejection
 from .messages import message_fields, parse_payload
 from .spec import FLAG_RESENT, MessageType, direction_of
+from .spylog import Chunk, SpyLogError, looks_like_spy_log, parse_spy_log
 
 #: `0x` before a byte or at the start of a run (`0x00 0x01`, `0x0001`), never inside one.
 _HEX_PREFIX = re.compile(r"(?<![0-9A-Fa-f])0[xX](?=[0-9A-Fa-f])")
@@ -165,6 +169,38 @@ def dissect(capture: bytes, keys: Callable[[int], bytes | None]) -> list[dict[st
     return lines
 
 
+def _spy_chunks(data: bytes) -> list[Chunk]:
+    try:
+        return parse_spy_log(data)
+    except SpyLogError as exc:
+        raise CaptureError(str(exc)) from None
+
+
+def dissect_spy_log(chunks: list[Chunk], keys: Callable[[int], bytes | None]) -> list[dict[str, Any]]:
+    """The frames of a pyserial spy:// log (see spylog), each direction dissected on its own.
+
+    Each line also says its `stream` (`rx`: read by the host, the shoe's frames; `tx`:
+    written by the host) and the `time` in seconds of the read or write its first byte came
+    in; `offset` counts within that stream. Lines are in the order of those reads and writes.
+    """
+    # Ordered by the read or write each frame's first byte came in, as the log lists them
+    # (the log's times have millisecond steps: many reads share one).
+    out: list[tuple[int, int, dict[str, Any]]] = []
+    for order, stream in enumerate(("rx", "tx")):
+        parts = [(n, c) for n, c in enumerate(chunks) if c.stream == stream]
+        starts: list[int] = []
+        total = 0
+        for _, c in parts:
+            starts.append(total)
+            total += len(c.data)
+        for line in dissect(b"".join(c.data for _, c in parts), keys):
+            n, chunk = parts[bisect.bisect_right(starts, line["offset"]) - 1] if parts else (0, None)
+            at = chunk.time if chunk is not None else 0.0
+            out.append((n, order, {"stream": stream, "time": at, **line}))
+    out.sort(key=lambda item: (item[0], item[1]))
+    return [line for _, _, line in out]
+
+
 def _describe(item: Frame | Rejection, offset: int) -> dict[str, Any]:
     if isinstance(item, Frame):
         out: dict[str, Any] = {"offset": offset, "result": "ok", "tag": "verified"}
@@ -203,11 +239,12 @@ def _payload_of(raw: bytes, length: int) -> bytes:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Dissect a capture into JSON lines; returns 0, or 2 when the input cannot be read."""
+    """Dissect a capture into JSON lines; returns 0, 1 when the capture holds no valid frame
+    (empty, or only rejected bytes), or 2 when the input cannot be read."""
     parser = argparse.ArgumentParser(prog="cardshoe decode", description=__doc__.split("\n\n")[0])
     parser.add_argument("capture", help="capture file, or - for standard input")
-    parser.add_argument("--format", choices=["auto", "raw", "hex"], default="auto",
-                        help="raw bytes or hex text (default: auto-detect)")
+    parser.add_argument("--format", choices=["auto", "raw", "hex", "spy"], default="auto",
+                        help="raw bytes, hex text, or the log of pyserial's spy:// handler (default: auto-detect)")
     keys = parser.add_mutually_exclusive_group()
     keys.add_argument("--key", help="the shoe key as 64 hex characters, used for every shoe")
     keys.add_argument("--keys", type=Path, metavar="DIR", help="key store directory of <serial>.key files")
@@ -225,7 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise CaptureError("--key is not hex") from None
             if len(single_key) != 32:
                 raise CaptureError(f"--key holds {len(single_key)} bytes, not 32 (64 hex characters)")
-        capture = read_capture(data, args.format)
+        spy = args.format == "spy" or (args.format == "auto" and looks_like_spy_log(data))
+        chunks = _spy_chunks(data) if spy else []
+        capture = b"".join(c.data for c in chunks) if spy else read_capture(data, args.format)
         if single_key is not None:
             key = single_key
             keys_for: Callable[[int], bytes | None] = lambda serial: key
@@ -233,17 +272,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             keys_for = key_store_lookup(args.keys)
         else:
             keys_for = lambda serial: None
-        lines = dissect(capture, keys_for)
+        lines = dissect_spy_log(chunks, keys_for) if spy else dissect(capture, keys_for)
     except OSError as exc:
         print(f"cardshoe decode: cannot read {args.capture}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except CaptureError as exc:
         print(f"cardshoe decode: {exc}", file=sys.stderr)
         return 2
-    if not capture:
-        print(f"cardshoe decode: {args.capture}: the capture is empty", file=sys.stderr)
     for line in lines:
         print(json.dumps(line, ensure_ascii=False))
+    # A capture with nothing in it that is a frame is not a success (exit 1, one line why):
+    # an empty file or line noise usually means the wrong file, port or format.
+    if not capture:
+        print(f"cardshoe decode: {args.capture}: the capture is empty", file=sys.stderr)
+        return 1
+    if not any(line.get("result") in ("ok", "unverified") for line in lines):
+        print(f"cardshoe decode: {args.capture}: no valid frame in {len(capture)} bytes "
+              f"({len(lines)} rejected or incomplete)", file=sys.stderr)
+        return 1
     return 0
 
 

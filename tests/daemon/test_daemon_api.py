@@ -172,8 +172,27 @@ def test_a_supervisors_clear_reaches_the_shoe(make_table) -> None:  # type: igno
     assert r.status_code == 422
 
 
-def test_a_round_whose_settlement_failed_is_settled_after_the_setting_is_fixed(make_table) -> None:  # type: ignore[no-untyped-def]
+def test_a_jackpot_pool_on_a_table_with_no_reset_is_refused_at_once(make_table) -> None:  # type: ignore[no-untyped-def]
+    """No [jackpot] reset: the pool could never be settled, so PUT /jackpot answers 409 naming
+    the setting, and the table's rounds settle as before (issue 12 item 5)."""
     table: Table = make_table(TCP, 7)  # no jackpot reset configured
+    table.power_on_and_load()
+    r = table.client.put("/jackpot", json={"amount": 12_345_600})
+    assert r.status_code == 409, r.text
+    assert r.json()["detail"]["field"] == "jackpot.reset" and "[jackpot] reset" in r.json()["detail"]["message"]
+    rid = table.ok("POST", "/rounds")["round_id"]
+    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 1, "wager": "ante", "amount": 1000})
+    r = table.client.post(f"/rounds/{rid}/wagers", json={"seat": 1, "wager": "progressive", "amount": 100})
+    assert r.status_code == 409 and r.json()["detail"]["field"] == "jackpot.reset"
+    table.ok("POST", f"/rounds/{rid}/no-more-bets")
+    table.deal([c(x) for x in ["Ah", "Kh", "Qh", "2c", "7d", "9s"]])
+    table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 1, "choice": "play"})
+    settlement = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]["settlement"]
+    assert settlement["jackpot"] is None and settlement["seats"][0]["net"] > 0
+
+
+def test_a_round_whose_settlement_failed_is_settled_after_the_setting_is_fixed(make_table) -> None:  # type: ignore[no-untyped-def]
+    table: Table = make_table(TCP, 7, jackpot_reset=1_000_000)  # but no pool given yet
     table.power_on_and_load()
     rid = table.ok("POST", "/rounds")["round_id"]
     table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 1, "wager": "ante", "amount": 1000})
@@ -182,10 +201,10 @@ def test_a_round_whose_settlement_failed_is_settled_after_the_setting_is_fixed(m
     table.deal([c(x) for x in ["Ah", "Kh", "Qh", "2c", "7d", "9s"]])
     table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 1, "choice": "play"})
     r = table.client.post(f"/rounds/{rid}/settle", json={})
-    assert r.status_code == 500 and r.json()["detail"]["field"].startswith("jackpot.")
-    # The supervisor fixes the table file; the daemon restarts and settles the closed round.
+    assert r.status_code == 500 and r.json()["detail"]["field"] == "jackpot.pool"
+    # The daemon restarts (the closed round is rebuilt from the journal) and the supervisor
+    # settles it again with the pool as displayed.
     table.kill_daemon()
-    table.config = dataclasses.replace(table.config, jackpot_reset=1_000_000)
     table.start_daemon()
     settlement = table.ok("POST", f"/rounds/{rid}/settle", json={"jackpot_pool": 2_000_000})["settlement"]
     assert settlement["settlement"]["seats"][0]["net"] > 0

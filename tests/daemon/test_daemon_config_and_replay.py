@@ -145,7 +145,7 @@ def test_an_rfid_manifest_goes_to_the_shoe_in_parts(make_table) -> None:  # type
 
 
 def test_let_it_ride_magic_card_drawn_is_journaled_before_the_first_card(make_table) -> None:  # type: ignore[no-untyped-def]
-    table: Table = make_table("megalink-let-it-ride", 7, draw_magic=True)
+    table: Table = make_table("megalink-let-it-ride", 7, draw_magic=True, jackpot_reset=1_000_000)
     table.power_on_and_load()
     opened = table.ok("POST", "/rounds")
     rid = opened["round_id"]

@@ -43,12 +43,13 @@ class Feeder:
                "t_ms": 1000 * self.index, "card_deck": 7, "method": 1, "flags": 0}
         return self.core.apply_frame(1, msg, self._tick())
 
-    def play_round(self, seat1: list[str], dealer: list[str]) -> str:
-        """A TCP round: seat 1 ante 1000, dealt by 3.7 (seat's three, then the dealer's), played, settled."""
+    def play_round(self, seat1: list[str], dealer: list[str], community: tuple[str, ...] = ()) -> str:
+        """Seat 1 ante 1000, dealt by 3.7 (the seat's three, the dealer's, then any community
+        cards with the burn), played and settled."""
         opened = self.input({"action": "open_round"})
         rid = str(opened.round_id)
         self.op(rid, PlaceWager(seat=1, wager="ante", amount=1000))
-        for text in seat1 + dealer:
+        for text in seat1 + dealer + list(community):
             self.card(text)
         self.op(rid, Decision(seat=1, choice=Choice.PLAY))
         settled = self.input({"action": "settle", "round_id": rid})
@@ -90,3 +91,64 @@ def test_a_card_dealt_after_settlement_is_flagged_with_the_card_and_the_next_rou
     assert clean.play_round(SEAT_B, DEALER_B) == second
     assert table.core.settlements[second] == clean.core.settlements[second]
     assert rnd.hands() == clean.core.rounds[second].hands()
+
+
+# --- a progressive pool needs the amount it resets to (issue 12 item 5) --------------------
+
+MEGALINK = "megalink-three-card-poker"
+NO_RESET = TableSetup(name="M", game=MEGALINK, seats=7, limits=LIMITS)  # no [jackpot] reset
+COMMUNITY = ("Tc", "3d", "6h")  # MTCP 3.7: two community cards, the third (top) one burned
+
+
+def _refused_for_the_reset(done: Applied) -> None:
+    assert done.refused is not None, done.derived
+    (event,) = done.derived
+    assert event.body["type"] == "input_refused" and event.body["field"] == "jackpot.reset", event.body
+    assert "[jackpot] reset" in event.body["message"]
+
+
+def test_a_jackpot_pool_is_refused_at_once_on_a_table_with_no_reset_and_rounds_still_settle() -> None:
+    """The settlement of a progressive needs the pool and the amount it resets to (MTCP 4.4);
+    on a table with no `[jackpot] reset` the pool is refused when it is given, with a message,
+    and later rounds settle as if it had never been offered."""
+    table = Feeder(NO_RESET)
+    _refused_for_the_reset(table.input({"action": "jackpot_pool", "amount": 10_000_000}))
+    assert table.core.jackpot_pool is None
+    rid = table.play_round(SEAT_A, DEALER_A, COMMUNITY)
+    assert table.core.settlements[rid]["settlement"]["jackpot"] is None
+
+
+def test_a_pool_given_at_settlement_is_refused_at_once_and_the_round_is_not_stranded() -> None:
+    table = Feeder(NO_RESET)
+    rid = str(table.input({"action": "open_round"}).round_id)
+    table.op(rid, PlaceWager(seat=1, wager="ante", amount=1000))
+    for text in SEAT_A + DEALER_A + list(COMMUNITY):
+        table.card(text)
+    table.op(rid, Decision(seat=1, choice=Choice.PLAY))
+    _refused_for_the_reset(table.input({"action": "settle", "round_id": rid, "jackpot_pool": 10_000_000}))
+    # Nothing was closed: the round settles without the pool (or could still be voided).
+    done = table.input({"action": "settle", "round_id": rid})
+    assert [d.kind for d in done.derived][-1] == "settlement", done.derived
+
+
+def test_a_progressive_wager_is_refused_at_once_on_a_table_with_no_reset() -> None:
+    """A progressive wager could never be settled there: refused when placed, not at settlement."""
+    table = Feeder(NO_RESET)
+    rid = str(table.input({"action": "open_round"}).round_id)
+    table.op(rid, PlaceWager(seat=1, wager="ante", amount=1000))
+    done = table.input({"action": "op", "round_id": rid,
+                        "op": operation_to_json(PlaceWager(seat=1, wager="progressive", amount=100))})
+    _refused_for_the_reset(done)
+    assert table.core.rounds[rid].wagers == {1: {"ante": 1000}}
+
+
+def test_a_pool_set_under_an_earlier_reset_does_not_strand_later_rounds() -> None:
+    """The pool was set while the table had a reset; the table restarts without one. Later
+    rounds with no progressive wager settle; the pool is not offered to a settlement that
+    could not use it."""
+    table = Feeder(TableSetup(name="M", game=MEGALINK, seats=7, limits=LIMITS, jackpot_reset=2_000_000))
+    assert table.input({"action": "jackpot_pool", "amount": 10_000_000}).refused is None
+    restart = dict(NO_RESET.to_json(), action="setup")
+    assert table.input(restart).refused is None
+    rid = table.play_round(SEAT_A, DEALER_A, COMMUNITY)
+    assert rid in table.core.settlements

@@ -1,4 +1,4 @@
-"""The strict card parser of cardshoe.cards (INTERFACES: Cards)."""
+"""The strict card parser of cardshoe.cards (INTERFACES.md: Cards)."""
 
 from __future__ import annotations
 

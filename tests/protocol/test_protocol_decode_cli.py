@@ -169,5 +169,5 @@ def test_empty_capture_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[
     path = tmp_path / "cap.bin"
     path.write_bytes(b"")
     code, lines, err = run([str(path)], capsys)
-    assert code == 0 and not lines
+    assert code == 1 and not lines  # issue 12 item 9: an empty capture is not a success
     assert "the capture is empty" in err
