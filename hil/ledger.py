@@ -158,6 +158,7 @@ class RoundLedger:
     decisions: dict[int, str] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)
     supervisor_void: str | None = None  # the rule a bench supervisor voided the round under
+    supervisor_returns: tuple[int, ...] = ()  # seats whose wagers a bench supervisor returned (6.1)
 
     def slots(self) -> tuple[list[Slot], list[Slot]]:
         """The deal's and the after-decisions' slots for this round's wagers."""
@@ -385,6 +386,10 @@ def round_file(ledger: RoundLedger, *, rules_version: str, currency: str,
     if ledger.supervisor_void:
         out["irregularities"].append({"kind": "manager_decision", "effect": "void_round",
                                       "note": f"the bench's supervisor voided the round ({ledger.supervisor_void})"})
+    elif ledger.supervisor_returns:
+        out["irregularities"].append({"kind": "manager_decision", "effect": "return_wagers",
+                                      "seats": sorted(ledger.supervisor_returns),
+                                      "note": "the bench's supervisor returned these seats' wagers (6.1)"})
     return out
 
 

@@ -570,6 +570,14 @@ def _soak_round(table: _Table, seats: list[int], fault: str | None, card_fault: 
         totals.findings[f.kind] = totals.findings.get(f.kind, 0) + 1
         if f.kind != "lost_flagged":
             totals.problems.append(f"{rid}: {f.kind}: {f.detail}")
+    if any(f.kind == "lost_flagged" for f in findings) and not ledger.supervisor_void:
+        # The daemon flagged a card lost in a power cut (5.16, 6.1): the shift manager decides.
+        # The bench's supervisor accepts the daemon's proposal (a void, or seats returned), so
+        # the bench's own round carries the same decision, and the money is compared under it.
+        if snapshot.get("void"):
+            ledger.supervisor_void = "6.1, a card lost in a power cut"
+        else:
+            ledger.supervisor_returns = tuple(sorted(int(s) for s in snapshot.get("void_seats") or {}))
     _check_settlement(table, ledger, settlement, totals)
     void = snapshot.get("void")
     if void:

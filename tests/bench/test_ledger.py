@@ -172,3 +172,17 @@ def test_the_benchs_own_round_settles_and_money_compares_the_amounts() -> None:
     assert mine["seats"][5]["net"] == -1000 and mine["seats"][2]["net"] > 0
     changed = dict(offline, seats=[dict(s, net=s["net"] + 1) if s["seat"] == 5 else s for s in offline["seats"]])
     assert money(changed) != mine
+
+
+def test_a_supervisors_decision_goes_into_the_benchs_own_round() -> None:
+    # 6.1: the shift manager's decision on a card lost in a power cut; the bench's round says so.
+    limits = {w: {"min": 100, "max": 100000} for w in ("ante", "play", "progressive")}
+    led = _ledger()
+    led.decisions = {2: "play", 5: "fold"}
+    led.supervisor_returns = (5,)
+    seats = {s["seat"]: s for s in settle(parse_round(round_file(led, rules_version="5", currency="SGD",
+                                                                 limits=limits))).to_json()["seats"]}
+    assert seats[5]["net"] == 0 and seats[2]["net"] > 0
+    led.supervisor_void = "6.1"
+    voided = settle(parse_round(round_file(led, rules_version="5", currency="SGD", limits=limits))).to_json()
+    assert voided["void"] is not None and all(s["net"] == 0 for s in voided["seats"])
