@@ -399,6 +399,12 @@ class Bench:
         board = ""
         if self._board is not None:
             board = f"; board powered={self._board.powered} plugged={self._board.plugged} boots={self._board.boots}"
+            # The firmware's own last words (a traceback, a soft reboot) say why a shoe went quiet;
+            # frames are binary, so only the printable tail is shown.
+            tail = bytes(b for b in self._board.transcript()[-4096:] if 32 <= b < 127 or b == 10)
+            text = tail.decode("ascii").strip()[-400:]
+            if text:
+                board += f"; board's last output {text!r}"
         return (f"daemon shoes={status.get('shoes')} link={status.get('link')} link_up={status.get('link_up')}; "
                 f"last events {events}{board}; daemon log {self.workdir / 'daemon.log'}")
 
