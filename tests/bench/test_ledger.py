@@ -186,3 +186,17 @@ def test_a_supervisors_decision_goes_into_the_benchs_own_round() -> None:
     led.supervisor_void = "6.1"
     voided = settle(parse_round(round_file(led, rules_version="5", currency="SGD", limits=limits))).to_json()
     assert voided["void"] is not None and all(s["net"] == 0 for s in voided["seats"])
+
+
+def test_the_ledger_and_the_soak_never_import_the_daemons_dealing_code() -> None:
+    # Issue 11 item 1: the bench's model is its own, written from the rules, not cardshoe.rounds.
+    import ast
+    import importlib
+
+    for name in ("cardshoe.hil.ledger", "cardshoe.hil.soak"):
+        module = importlib.import_module(name)
+        assert module.__file__ is not None
+        tree = ast.parse(open(module.__file__, encoding="utf-8").read())
+        imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not {m for m in imported if m.startswith(("cardshoe.rounds", "cardshoe.daemon"))}, (name, imported)
