@@ -36,18 +36,19 @@ class Link:
         self.replays = 0
         self.ignored = 0  # authenticated frames of unknown type or bad payload, or naming an older boot
         self.rejected = 0  # frames the codec refused (noise, bad tag ...): rx.counts by reason
-        self._reply = bytearray(10)
+        self._reply = bytearray(14)
         self._c_epoch = [0] * _CACHE
         self._c_seq = [0] * _CACHE
         self._c_result = bytearray(_CACHE * 2)
         self._c_next = 0
         self._stalled = False
 
-    def attach(self, key, serial):
-        """Make the receiver for this shoe's key, its window from flash."""
+    def attach(self, key, serial, enc=None):
+        """Make the receiver for this shoe's key, its window from flash (`enc`: the shoe's
+        Encoder, whose HMAC and AES context the receiver shares)."""
         self.epoch = self.store.epoch
         self.seq = self.store.hseq
-        self.rx = wire.Receiver(key, serial, self.epoch, self.seq)
+        self.rx = wire.Receiver(key, serial, self.epoch, self.seq, False, enc)
 
     def feed(self, buf, n):
         """Bytes from the serial line."""
@@ -127,6 +128,9 @@ class Link:
                 return
 
     def _send_reply(self, epoch, seq, status, detail):
-        struct.pack_into("<IIBB", self._reply, 0, epoch, seq, status, detail)
+        # `oldest` (SPEC 3.4 item 6): the first seq of this boot the outbox still holds,
+        # this REPLY included; every frame before it was acknowledged and is gone, so a
+        # host proving this boot live refuses a recording of those as `replay`.
+        struct.pack_into("<IIBBI", self._reply, 0, epoch, seq, status, detail, self.outbox.acked + 1)
         if self.outbox.free():
-            self.outbox.push(wire.REPLY, self._reply, 10)
+            self.outbox.push(wire.REPLY, self._reply, 14)

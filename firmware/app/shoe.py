@@ -133,7 +133,7 @@ class Shoe:
         self.outbox.resend_max_ms = st.resend_max_ms
         board.set_debounce(st.debounce_ms)
         self.encoder = wire.Encoder(st.key, st.serial)
-        self.link.attach(st.key, st.serial)
+        self.link.attach(st.key, st.serial, self.encoder)
 
     # -- boot -------------------------------------------------------------
     # -- the clock ----------------------------------------------------------

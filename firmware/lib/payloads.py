@@ -18,7 +18,7 @@
 #     pack_fault(buf, code, active, detail, t_ms)
 #     pack_key(buf, key, arg, t_ms)
 #     pack_heartbeat(buf, t_ms, dealt, outbox)
-#     pack_reply(buf, epoch, seq, status, detail)
+#     pack_reply(buf, epoch, seq, status, detail, oldest)
 #   Payload readers (host to shoe), on the payload memoryview of an OK frame:
 #     unpack_ack(p) -> (boot, seq)          unpack_resend_from(p) -> (boot, seq)
 #     unpack_new_shoe(p) -> (shoe_no, deck_id, scheme, part, parts, count)
@@ -39,7 +39,7 @@ _DECK_STATUS = "<IIBHHHBBBB7s"
 _FAULT = "<BBHI"
 _KEY = "<BBI"
 _HEARTBEAT = "<IHB"
-_REPLY = "<IIBB"
+_REPLY = "<IIBBI"
 _BOOT_SEQ = "<II"
 _NEW_SHOE = "<IIBBBB"
 _CONFIG = "<HHHH"
@@ -95,9 +95,9 @@ def pack_heartbeat(buf, t_ms, dealt, outbox):
     return 7
 
 
-def pack_reply(buf, epoch, seq, status, detail):
-    struct.pack_into(_REPLY, buf, 0, epoch, seq, status, detail)
-    return 10
+def pack_reply(buf, epoch, seq, status, detail, oldest):
+    struct.pack_into(_REPLY, buf, 0, epoch, seq, status, detail, oldest)
+    return 14
 
 
 # --- host to shoe payloads -------------------------------------------------------

@@ -1,8 +1,10 @@
-# cardshoe wire codec, firmware side: protocol/SPEC.md version 1 in plain MicroPython.
+# cardshoe wire codec, firmware side: protocol/SPEC.md version 2 in plain MicroPython.
 #
-# Plain struct, binascii.crc32, hashlib.sha256 (HMAC by hmac256.py) and a hand-written
-# COBS. Buffers are allocated once per object; nothing is allocated per byte. Runs
-# unchanged under CPython, so the host tests and the benchmark drive this same file.
+# Plain struct, binascii.crc32, hashlib.sha256 (HMAC by hmac256.py), a hand-written
+# COBS, and AES-128 in counter mode built on cryptolib's ECB (SPEC 3.5: the rp2 and unix
+# ports have ECB and CBC, not CTR). Buffers are allocated once per object; nothing is
+# allocated per byte. Runs unchanged under CPython (with tests/cpython/cryptolib.py on the
+# path), so the host tests and the benchmark drive this same file.
 #
 # API
 #   Constants: VERSION, HEADER_SIZE, TAG_SIZE, MIN_FRAME, MAX_FRAME, MAX_PAYLOAD,
@@ -19,11 +21,11 @@
 #       returns the byte count. `payload` is any buffer; `plen` (default len(payload))
 #       lets a caller pass its whole preallocated payload buffer. ValueError if too long.
 #
-#   rx = Receiver(key, serial, last_boot=0, last_seq=0, from_shoe=False)
+#   rx = Receiver(key, serial, last_boot=0, last_seq=0, from_shoe=False, enc=None)
 #   for result in rx.feed(data):   # data: bytes/bytearray/memoryview from the line
 #       if result is OK: rx.mtype, rx.flags, rx.boot, rx.seq, rx.payload (a memoryview
 #           into the receiver's buffer, valid until the next result) describe the frame.
-#       else: result is the rejection reason; rx.counts[reason] counts it. From BAD_VERSION
+#       else: result is the rejection reason (the caller counts what it needs). From BAD_VERSION
 #           on, rx.mtype/flags/boot/seq are the rejected frame's (for REPLAY: answer a
 #           resent command again without acting on it).
 #       Iterate feed() to its end: bytes after the point where iteration stops are not read.
@@ -33,12 +35,23 @@
 #   rx.buffered, rx.high_water (never above MAX_ENCODED), rx.reset().
 #   from_shoe=True makes a receiver of shoe frames (the host's role; tests and the bench).
 #
+#   Card values (SPEC 3.5): the encoder seals the card values of CARD, DECK_STATUS and
+#   NEW_SHOE before the tag, and the receiver opens them in place after the tag, the
+#   window and the type are checked (rx.payload is the opened payload); enc.seal() does it.
+#   Pass the shoe's Encoder to its Receiver (enc=) so the two share one HMAC and AES context.
+#
 #   The payload packers and readers are in payloads.py (not loaded on the shoe).
 #   payload_ok(mtype, p) -> bool: the SPEC 5 bad_payload rules (the receiver applies them).
 import binascii
 import struct
 
 from hmac256 import HMAC256
+
+# AES: MicroPython's cryptolib, ECB (mode 1), from which the counter mode is built (SPEC
+# 3.5). A MicroPython built without cryptolib cannot import this module: the shoe stops at
+# boot rather than send card values in clear (firmware/README.md). Under CPython the tests
+# put a stand-in of the same name on the path (tests/cpython/cryptolib.py).
+from cryptolib import aes
 
 try:
     from micropython import const
@@ -48,7 +61,7 @@ except ImportError:  # CPython: the tests and the benchmark
         return x
 
 
-VERSION = const(1)
+VERSION = const(2)
 HEADER_SIZE = const(17)
 TAG_SIZE = const(8)
 CRC_SIZE = const(4)
@@ -96,15 +109,13 @@ BAD_DIRECTION = "bad_direction"
 REPLAY = "replay"
 UNKNOWN_TYPE = "unknown_type"
 BAD_PAYLOAD = "bad_payload"
-REASONS = (OVERSIZE, BAD_COBS, TRUNCATED, BAD_LENGTH, BAD_CRC, BAD_VERSION, BAD_FLAGS,
-           UNKNOWN_SHOE, BAD_TAG, BAD_DIRECTION, REPLAY, UNKNOWN_TYPE, BAD_PAYLOAD)
 
 _HEADER = "<BBBIIIH"
 _U32 = "<I"
 
 # Fixed payload sizes; CARD (20-35) and NEW_SHOE (12-227) are checked by their own rules.
 _SIZES = {
-    HELLO: 51, UNREAD: 10, DECK_STATUS: 26, FAULT: 8, KEY: 6, HEARTBEAT: 7, REPLY: 10,
+    HELLO: 51, UNREAD: 10, DECK_STATUS: 26, FAULT: 8, KEY: 6, HEARTBEAT: 7, REPLY: 14,
     ACK: 8, RESEND_FROM: 8, CONFIG: 8, TIME: 8, PING: 4, MAINTENANCE: 4, CLEAR: 4,
     CARDS_FROM: 6,
 }
@@ -144,9 +155,40 @@ class Encoder:
 
     def __init__(self, key, serial):
         self.serial = serial
-        self._mac = HMAC256(key)
+        self.mac = HMAC256(key)
+        # The card key: HMAC-SHA256(shoe key, label), first 16 bytes (SPEC 3.5).
+        self._aes = aes(self.mac.digest(b"cardshoe v2 card values")[:16], 1)
+        self._ctr = bytearray(16)
+        self._ks = bytearray(16)
         self._frame = bytearray(MAX_FRAME)
         self._fmv = memoryview(self._frame)
+
+    def seal(self, buf, start, end, mtype, boot, seq):
+        """XOR the AES-128-CTR keystream of frame (type, boot, seq) over the card values of
+        the payload buf[start:end] (SPEC 3.5): CARD from byte 6 (card_deck), DECK_STATUS
+        from 19 (missing_map), NEW_SHOE from 12 (its entries); other types have none.
+        Counter block i is `<IIB` boot, seq, type, three zero bytes, then i as a big-endian
+        u32, encrypted by cryptolib's ECB. Sealing and opening are the same XOR; the two
+        16-byte buffers are made once, so it allocates nothing."""
+        if mtype == CARD:
+            start += 6
+        elif mtype == DECK_STATUS:
+            start += 19
+        elif mtype == NEW_SHOE:
+            start += 12
+        else:
+            return
+        ctr = self._ctr
+        ks = self._ks
+        struct.pack_into("<IIB", ctr, 0, boot, seq, mtype)
+        i = 0
+        while start < end:
+            if not i & 15:
+                ctr[15] = i >> 4  # at most 14 blocks: bytes 12-14 of the counter stay 0
+                self._aes.encrypt(ctr, ks)
+            buf[start] ^= ks[i & 15]
+            start += 1
+            i += 1
 
     def encode(self, mtype, flags, boot, seq, payload, out, plen=-1):
         if plen < 0:
@@ -160,7 +202,8 @@ class Encoder:
         struct.pack_into(_HEADER, f, 0, VERSION, mtype, flags, self.serial, boot, seq, plen)
         fmv[HEADER_SIZE:HEADER_SIZE + plen] = memoryview(payload)[:plen]
         end = HEADER_SIZE + plen
-        tag = self._mac.digest(fmv[:end])
+        self.seal(f, HEADER_SIZE, end, mtype, boot, seq)
+        tag = self.mac.digest(fmv[:end])
         for i in range(TAG_SIZE):
             f[end + i] = tag[i]
         end += TAG_SIZE
@@ -196,21 +239,18 @@ class Encoder:
 class Receiver:
     """Bounded frame receiver: resyncs at each 0x00, never holds more than MAX_ENCODED."""
 
-    def __init__(self, key, serial, last_boot=0, last_seq=0, from_shoe=False):
+    def __init__(self, key, serial, last_boot=0, last_seq=0, from_shoe=False, enc=None):
         self.serial = serial
         self.last_boot = last_boot
         self.last_seq = last_seq
-        self._mac = HMAC256(key)
+        # The encoder's HMAC and AES context serve here too (the shoe passes its own).
+        self._enc = enc or Encoder(key, serial)
         self._want_host = not from_shoe
         self._buf = bytearray(MAX_ENCODED)
         self._mv = memoryview(self._buf)
         self._n = 0
         self._discarding = False
         self.high_water = 0
-        self.counts = {}
-        for reason in REASONS:
-            self.counts[reason] = 0
-        self.counts[OK] = 0
         self.mtype = 0
         self.flags = 0
         self.boot = 0
@@ -234,16 +274,13 @@ class Receiver:
                 elif self._n:
                     n = self._n
                     self._n = 0
-                    result = self._check(n)
-                    self.counts[result] += 1
-                    yield result
+                    yield self._check(n)
                 continue
             if self._discarding:
                 continue
             if self._n == MAX_ENCODED:
                 self._n = 0
                 self._discarding = True
-                self.counts[OVERSIZE] += 1
                 yield OVERSIZE
                 continue
             buf[self._n] = b
@@ -287,7 +324,7 @@ class Receiver:
             return BAD_FLAGS
         if shoe != self.serial:
             return UNKNOWN_SHOE
-        tag = self._mac.digest(mv[:body])
+        tag = self._enc.mac.digest(mv[:body])
         diff = 0
         for k in range(TAG_SIZE):
             diff |= tag[k] ^ buf[body + k]
@@ -301,6 +338,7 @@ class Receiver:
         self.last_seq = self.seq
         if not (HELLO <= self.mtype <= REPLY or ACK <= self.mtype <= CARDS_FROM):
             return UNKNOWN_TYPE
+        self._enc.seal(buf, HEADER_SIZE, body, self.mtype, self.boot, self.seq)
         self.payload = mv[HEADER_SIZE:body]
         if not payload_ok(self.mtype, self.payload):
             return BAD_PAYLOAD

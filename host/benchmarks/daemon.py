@@ -78,7 +78,8 @@ class BenchShoe:
                 self.cv.notify_all()
         elif not isinstance(msg, Reply):
             if frame.type >= 0x83:
-                self.send(Reply(frame.boot, frame.seq, 0, 0))
+                # oldest: every frame up to the last ACK has left the outbox (SPEC 3.4 item 6).
+                self.send(Reply(frame.boot, frame.seq, 0, 0, self.acked + 1))
 
     def wait_acked(self, seq: int, timeout: float = 10) -> None:
         with self.cv:

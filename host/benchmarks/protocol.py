@@ -4,9 +4,12 @@ Prints (never asserts):
 - host: frames decoded and verified per second by `cardshoe.protocol.Receiver` (COBS,
   CRC, HMAC tag, replay window, construct payload parse) over a stream of CARD frames
   fed in 64-byte reads, as a serial port delivers them;
-- firmware: time per CARD frame for `payloads.pack_card` + `Encoder.encode` (HMAC, CRC, COBS)
-  under the MicroPython unix port (`time.ticks_us`, heap 64k), the heap it allocates per
-  frame, and its time to receive and verify one ACK.
+- firmware: time per CARD frame for `payloads.pack_card` + `Encoder.encode` (card values
+  sealed with AES-128-CTR, HMAC, CRC, COBS) under the MicroPython unix port
+  (`time.ticks_us`, heap 64k), the heap it allocates per frame, and its time to receive and
+  verify one ACK; the sealing alone (`Encoder.seal`: cryptolib ECB blocks XORed in place)
+  per CARD (2 AES blocks) and per 52-card NEW_SHOE manifest part (14 blocks), in time and
+  bytes allocated.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ for i in range(1, 101):
     ack[0:8] = bytes([7, 0, 0, 0, i, 0, 0, 0])
     k = enc.encode(wire.ACK, 0, 1, i, ack, out)
     acks.extend(out[:k])
-rx = wire.Receiver(key, {serial})
+rx = wire.Receiver(key, {serial}, 0, 0, False, enc)
 gc.collect()
 t2 = time.ticks_us()
 count = 0
@@ -66,8 +69,27 @@ for r in rx.feed(acks):
     if r == wire.OK:
         count += 1
 t3 = time.ticks_us()
-print('{{"encode_us": %d, "frames": %d, "bytes": %d, "alloc": %d, "ack_us": %d, "acks": %d}}' % (
-    time.ticks_diff(t1, t0), N, m, a1 - a0, time.ticks_diff(t3, t2), count))
+# The sealing alone: a CARD's 29 bytes of card values (2 blocks), a manifest part's 215 (14).
+fbuf = bytearray(wire.MAX_FRAME)
+seal_us = []
+seal_alloc = []
+for mtype, n in ((wire.CARD, 19 + 16), (wire.NEW_SHOE, 227)):
+    gc.collect()
+    s0 = time.ticks_us()
+    for i in range(N):
+        enc.seal(fbuf, 17, 17 + n, mtype, 7, i + 1)
+    seal_us.append(time.ticks_diff(time.ticks_us(), s0))
+    gc.collect()
+    gc.disable()
+    b0 = gc.mem_alloc()
+    for i in range(10):
+        enc.seal(fbuf, 17, 17 + n, mtype, 7, i + 1)
+    seal_alloc.append(gc.mem_alloc() - b0)
+    gc.enable()
+print('{{"encode_us": %d, "frames": %d, "bytes": %d, "alloc": %d, "ack_us": %d, "acks": %d, '
+      '"seal_card_us": %d, "seal_manifest_us": %d, "seal_card_alloc": %d, "seal_manifest_alloc": %d}}' % (
+    time.ticks_diff(t1, t0), N, m, a1 - a0, time.ticks_diff(t3, t2), count,
+    seal_us[0], seal_us[1], seal_alloc[0], seal_alloc[1]))
 """
 
 
@@ -129,6 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{figures['bytes']} bytes on the wire, {figures['frames']} frames, unix port, heap 64k)")
     print(f"firmware encode heap: {figures['alloc'] // 10} bytes allocated per frame "
           "(sha256 objects and digests of the HMAC; nothing per byte)")
+    n = figures["frames"]
+    print(f"firmware card-value sealing (AES-128-CTR on cryptolib ECB, SPEC 3.5): "
+          f"{figures['seal_card_us'] / n:.1f} us per CARD (35-byte payload, 2 blocks), "
+          f"{figures['seal_manifest_us'] / n:.1f} us per NEW_SHOE manifest part (227 bytes, 14 blocks); "
+          f"heap allocated: {figures['seal_card_alloc'] // 10} and {figures['seal_manifest_alloc'] // 10} bytes per frame")
     print(f"firmware receive: {figures['ack_us'] / max(1, figures['acks']):.1f} us per ACK frame "
           f"verified ({figures['acks']} ACKs)")
     return 0

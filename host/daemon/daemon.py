@@ -11,8 +11,8 @@ each shoe's replay window, and opens the serial port. From then on:
   that arrives ahead of a missing one, gets CARDS_FROM.
 - no shoe's frames are acted on before it has answered a command of this epoch (SPEC 3.4
   item 6: the link holds them and PINGs it), since the journal may be a restored backup;
-- a HELLO rejected `bad_version` is shown as "shoe speaks protocol N, daemon speaks 1" and
-  that shoe is not loaded (SPEC 7) until it speaks version 1;
+- a HELLO rejected `bad_version` is shown as "shoe speaks protocol N, daemon speaks VERSION" and
+  that shoe is not loaded (SPEC 7) until it speaks this version (VERSION);
 - a HELLO naming the session of a NEW_SHOE this daemon sent but never saw answered (the
   REPLY lost across a shoe reboot) reconciles the session from the HELLO's (shoe_no,
   deck_id), so the NEW_SHOE's reissue, REFUSED because cards were dealt, is no failure.
@@ -238,7 +238,7 @@ class Daemon:
     def _version_mismatch(self, shoe: int, version: int) -> None:
         # SPEC 7. The version byte is checked before the tag, so this HELLO is not
         # authenticated: it stops this daemon dealing to the shoe (it could not be understood
-        # anyway) until an authenticated frame of version 1 arrives, and acts on nothing else.
+        # anyway) until an authenticated frame of this version arrives, and acts on nothing else.
         text = f"shoe speaks protocol {version}, daemon speaks {VERSION}"
         log.error("shoe %d: %s; not dealing to it", shoe, text)
         self._svc().record("link", {"type": "shoe_version_mismatch", "shoe": shoe, "shoe_version": version,

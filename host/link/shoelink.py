@@ -15,9 +15,12 @@ frame that comes out is either
   start every shoe is untrusted: its frames are journaled as held, never acted on and not
   acknowledged, and the host challenges it with a PING under its epoch (new at every
   start). The first authenticated REPLY naming a command of this epoch proves its frame's
-  boot is the shoe's current one (no recording can name a command not yet sent); the
-  window moves into that boot, the held frames go through the rules above in (boot, seq)
-  order (so those of older boots are `replay`), and the shoe is trusted for the run;
+  boot is the shoe's current one (no recording can name a command not yet sent), and
+  names under its tag the first seq of that boot the shoe still holds (`oldest`): frames
+  before it have left the shoe, so a copy of one is a recording, refused `replay` for the
+  rest of the run. The window moves into that boot, the held frames go through the rules
+  above in (boot, seq) order (so those of older boots, and those the shoe no longer
+  holds, are `replay`), and the shoe is trusted for the run;
 - **rejected** for one of the SPEC 3.1 reasons (bad CRC, bad tag, unknown shoe, ...):
   handed to the sink to be counted and journaled, never acted on. An authenticated frame
   of an unknown type (or with a bad payload) that is next in sequence still moves the
@@ -116,6 +119,8 @@ class LinkStats:
     held: int = 0
     """Frames of shoes not yet proven live (SPEC 3.4 item 6), journaled, not acted on."""
     held_dropped: int = 0
+    not_held: int = 0
+    """Frames of a proven boot from before the first one the shoe still holds (recordings)."""
 
 
 class ShoeLink:
@@ -154,6 +159,9 @@ class ShoeLink:
         self.trusted: set[int] = set()
         self._held: dict[int, dict[tuple[int, int], Frame]] = {}
         self._challenged: set[int] = set()
+        # Per verified shoe, (boot, oldest) from the REPLY that proved it: frames of that
+        # boot before `oldest` have left the shoe, and a copy of one is a recording.
+        self._floors: dict[int, tuple[int, int]] = {}
         # Seqs of commands sent to each shoe under this epoch: a REPLY naming one is fresh.
         self._asked: dict[int, set[int]] = {}
         # The receiver checks replay (SPEC 3.1 check 11, before 12-13) against these windows;
@@ -161,6 +169,9 @@ class ShoeLink:
         self.receiver = Receiver(keys, windows=self.windows)
         self.stats = LinkStats()
         self._seq = itertools.count(1)
+        # Only a journal that knows no shoe (a new one) or one declared restored can have
+        # lost the last epoch used; one that knows its shoes took an epoch above theirs.
+        self._epoch_ready = bool(self.windows) and not journal_restored
         self._last_seq = 0
         self._lock = threading.RLock()
         self._commands: deque[Command] = deque()
@@ -198,12 +209,32 @@ class ShoeLink:
         if key is None:
             raise KeyError(f"shoe {shoe}: no key, cannot address it")
         with self._lock:
+            self._epoch_over()
             if seq is None:
                 seq = next(self._seq)
                 self._last_seq = seq
             data = encode_frame(message, key=key, shoe=shoe, boot=self.epoch, seq=seq, flags=flags)
             self.transport.write(data)
         return seq
+
+    def _epoch_over(self) -> None:
+        """Send nothing under an epoch taken from the clock until its second is over (SPEC 3.3).
+
+        A journal's epoch is the unix time in seconds at start. A daemon started on a new or
+        restored journal within the same second as the last one would take the same epoch;
+        then a recorded REPLY of the last run could name one of its commands and pass for
+        the live shoe's (SPEC 3.4 item 6), and a NEW_SHOE could be sealed under a nonce
+        already used (3.5). Once this second is over before the first frame goes out, any
+        daemon started after a frame of this one exists takes a greater epoch. At most one
+        second, once, at start, and only on a journal that knows no shoe or was declared
+        restored: a journal that knows its shoes holds the epoch they last saw, and takes
+        one above it (an unflagged restored backup is assumed older than a second).
+        """
+        if not self._epoch_ready:
+            delay = self.epoch + 1 - time.time()
+            if 0 < delay <= 1:  # (an epoch ahead of the clock came from the journal: unique)
+                time.sleep(delay)
+            self._epoch_ready = True
 
     def send_command(self, shoe: int, message: Message, on_reply: Callable[[Command], None] | None = None) -> Command:
         """Queue a host command; it is sent (and resent) until the shoe's REPLY names it."""
@@ -305,6 +336,8 @@ class ShoeLink:
                                   f"({frame.boot}, {frame.seq}) not after ({window.boot}, {window.seq})")
             self._reject(rejection, "duplicate" if frame.boot == window.boot else "old boot")
             return True
+        if self._not_held(frame):
+            return False
         if not window.is_next(frame.boot, frame.seq):
             self._gap(frame.shoe, frame.boot, window, frame.raw, frame)
             return False
@@ -347,7 +380,7 @@ class ShoeLink:
             self.stats.held_dropped += 1
         if proof:
             assert isinstance(message, Reply)
-            self._verify(shoe, frame.boot, message)
+            self._verify(shoe, frame.boot, frame.seq, message)
             return True
         if shoe not in self._challenged:
             self._challenged.add(shoe)
@@ -355,36 +388,59 @@ class ShoeLink:
             self.sink.shoe_challenged(shoe, self.epoch, cmd.seq)
         return False
 
-    def _verify(self, shoe: int, boot: int, reply: Reply) -> None:
-        """The REPLY of a frame of `boot` named a command of this epoch: `boot` is live."""
+    def _verify(self, shoe: int, boot: int, seq: int, reply: Reply) -> None:
+        """The REPLY of a frame of `boot` named a command of this epoch: `boot` is live.
+
+        Under the same tag the REPLY names `oldest`, the first seq of `boot` the shoe still
+        held (SPEC 3.4 item 6): frames of `boot` before it were acknowledged (to this
+        journal or another) and have left the shoe, so a copy of one now is a recording.
+        They are refused `replay` whatever the window says, for the rest of this run.
+        `oldest` is at most the REPLY frame's own `seq` (SPEC 5); a larger one is taken as
+        `seq`, so a wrong count can never put the window past the frames that follow.
+        """
         held = self._held.pop(shoe, {})
         window = self._window(shoe)
-        live = sorted(seq for b, seq in held if b == boot)
+        oldest = min(max(1, reply.oldest), seq)
+        self._floors[shoe] = (boot, oldest)
         if window.boot != boot:
             if shoe in self._known:
                 # The journal knows this shoe (it rebooted since): its whole boot is asked
                 # for from seq 1; every earlier boot is now behind the window (`replay`).
+                # (Should the shoe no longer hold seq 1, another journal took part of this
+                # boot: the link asks and stalls, visibly, rather than skip it unflagged.)
                 window.boot, window.seq = boot, 0
             else:
-                # A shoe never journaled, already running: frames before the first one held
-                # were acknowledged to another journal and have left its outbox; asking for
-                # them would never end. Its window starts at the first frame of the proven
-                # boot this host holds (SPEC 3.4 item 6), journaled and shown.
-                window.boot, window.seq = boot, live[0] - 1
-                if live[0] > 1:
-                    self.sink.window_adopted(shoe, boot, live[0])
-        elif self.journal_restored and shoe not in self._known and live[0] - 1 > window.seq:
-            # Same boot as the restored window, but frames after it may have been
-            # acknowledged to the lost journal: taken up at the first frame held.
-            window.seq = live[0] - 1
-            self.sink.window_adopted(shoe, boot, live[0])
+                # A shoe never journaled, already running: the frames before `oldest` were
+                # acknowledged to another journal and have left its outbox. Its window
+                # starts at the first frame the shoe proved it holds, journaled and shown.
+                window.boot, window.seq = boot, oldest - 1
+                if oldest > 1:
+                    self.sink.window_adopted(shoe, boot, oldest)
+        elif self.journal_restored and shoe not in self._known and oldest - 1 > window.seq:
+            # Same boot as the restored window, but frames after it were acknowledged to
+            # the lost journal (the shoe no longer holds them): taken up at `oldest`.
+            window.seq = oldest - 1
+            self.sink.window_adopted(shoe, boot, oldest)
         self.trusted.add(shoe)
         self._known.add(shoe)
         self.sink.shoe_verified(shoe, boot, reply.epoch, reply.seq, len(held))
         # The held frames through the ordinary rules, oldest first: those of older boots
-        # (a recording) are `replay`, the proven boot's are accepted in order or asked for.
+        # and those the shoe no longer holds (a recording) are `replay`, the proven boot's
+        # are accepted in order or asked for.
         for key in sorted(held):
             self._on_frame(held[key])
+
+    def _not_held(self, frame: Frame) -> bool:
+        """True (and the frame refused `replay`) when the shoe's REPLY proved it no longer
+        holds this frame of its live boot, yet the window has not passed it (SPEC 3.4 item 6)."""
+        floor = self._floors.get(frame.shoe)
+        if floor is None or frame.boot != floor[0] or frame.seq >= floor[1]:
+            return False
+        self.stats.not_held += 1
+        self._reject(Rejection(Reason.REPLAY, frame.raw, frame.header,
+                               f"({frame.boot}, {frame.seq}) before ({floor[0]}, {floor[1]}), the first frame "
+                               "the shoe still holds: a recording"), "not held")
+        return True
 
     def _gap(self, shoe: int, boot: int, window: ReplayWindow, raw: bytes, frame: Frame | None) -> None:
         self.stats.gaps += 1

@@ -29,6 +29,9 @@ Receiving
 Errors (all ProtocolError): PayloadError (ValueError), FrameError (ValueError),
 FrameRejected (.reason, .raw, .detail, .header), BarcodeError (ValueError).
 
+Card values (SPEC 3.5): encode_frame/build_raw_frame seal them, the Receiver opens them
+after the tag; seal_payload(key, mtype, boot, seq, payload) does either by hand.
+
 Barcodes (SPEC 6): check_character(text12) -> str, make_barcode(deck_id, code) -> str,
 parse_barcode(text) -> BarcodePayload(deck_id, code), raising BarcodeError (.reason).
 
@@ -90,6 +93,7 @@ from .messages import (
     message_fields,
     parse_payload,
 )
+from .seal import CARD_KEY_LABEL, SEALED_FROM, card_key, open_payload, seal_payload
 from .spec import (
     FLAG_RESENT,
     HEADER_SIZE,
@@ -130,4 +134,5 @@ __all__ = [
     "Time", "Unread", "build_payload", "build_raw_frame", "check_character", "cobs_wrap",
     "compute_tag", "decode_frame", "direction_of", "encode_frame", "encode_raw_frame",
     "make_barcode", "message_fields", "parse_barcode", "parse_payload",
+    "CARD_KEY_LABEL", "SEALED_FROM", "card_key", "open_payload", "seal_payload",
 ]

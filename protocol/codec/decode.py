@@ -7,7 +7,9 @@ its header and fields, or the SPEC 3.1 reason it was rejected. Tags are checked 
 `--key HEX` (one key for every shoe in the capture) or `--keys DIR` (the host key store,
 `<dir>/<serial>.key`). Without
 a key for a frame's shoe its tag cannot be checked: the line says `"result": "unverified"`
-and still shows what the frame claims, never `"ok"`.
+and still shows what the frame claims, never `"ok"`; its card values (card codes, deck IDs
+read, barcodes, RFID UIDs, the missing-card map, the RFID manifest) are sealed (SPEC 3.5)
+and shown only as `"sealed"`: a byte count, never a card. With the key they are opened.
 
 Both directions may be in one capture; each (shoe, direction) has its own replay window,
 so a frame seen twice shows as `replay` the second time.
@@ -21,6 +23,7 @@ import json
 import re
 import stat
 import string
+import struct
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -28,8 +31,29 @@ from typing import Any, Callable, Sequence
 from .errors import PayloadError, Reason
 from .frames import Frame, Receiver, Rejection
 from .messages import message_fields, parse_payload
+from .seal import SEALED_FROM
 from .spec import FLAG_RESENT, MessageType, direction_of
 from .spylog import Chunk, SpyLogError, looks_like_spy_log, parse_spy_log
+
+#: The fields before a type's sealed card values (SPEC 3.5), readable without the key.
+_CLEAR_FIELDS: dict[int, tuple[str, tuple[str, ...]]] = {
+    MessageType.CARD: ("<IH", ("shoe_no", "index")),
+    MessageType.DECK_STATUS: ("<IIBHHHBBBB", ("shoe_no", "deck_id", "reason", "dealt", "remaining", "integrity",
+                                              "duplicates", "foreign", "unread", "missing")),
+    MessageType.NEW_SHOE: ("<IIBBBB", ("shoe_no", "deck_id", "scheme", "part", "parts", "count")),
+}
+
+
+def clear_fields(mtype: int, payload: bytes) -> tuple[dict[str, Any], int]:
+    """What a frame's payload says without the key: its fields outside the sealed card values,
+    and how many bytes are sealed. Raises PayloadError when the payload is malformed."""
+    start = SEALED_FROM.get(mtype)
+    if start is None:
+        return message_fields(parse_payload(mtype, payload)), 0
+    fmt, names = _CLEAR_FIELDS[mtype]
+    if len(payload) < start:
+        raise PayloadError(f"{MessageType(mtype).name}: {len(payload)} bytes, fewer than its {start} clear ones")
+    return dict(zip(names, struct.unpack_from(fmt, payload))), len(payload) - start
 
 #: `0x` before a byte or at the start of a run (`0x00 0x01`, `0x0001`), never inside one.
 _HEX_PREFIX = re.compile(r"(?<![0-9A-Fa-f])0[xX](?=[0-9A-Fa-f])")
@@ -217,7 +241,9 @@ def _describe(item: Frame | Rejection, offset: int) -> dict[str, Any]:
         out.update(_header_json(header))
         try:
             frame_payload = _payload_of(item.raw, header.length)
-            out["fields"] = message_fields(parse_payload(header.type, frame_payload))
+            out["fields"], sealed = clear_fields(header.type, frame_payload)
+            if sealed:
+                out["sealed"] = f"{sealed} bytes of card values, sealed: no key to open them"
         except PayloadError as exc:
             out["payload_error"] = str(exc)
     else:

@@ -13,6 +13,7 @@ from construct import CheckError, ChecksumError, ConstError, ConstructError
 
 from .errors import FrameError, FrameRejected, PayloadError, Reason
 from .messages import Message, build_payload, parse_payload
+from .seal import seal_payload
 from .spec import (
     ENVELOPE,
     FRAME,
@@ -44,7 +45,9 @@ def build_raw_frame(
 ) -> bytes:
     """The decoded frame (header, payload, tag, CRC) of a payload given as bytes.
 
-    Raises FrameError when a field does not fit its header slot.
+    `payload` is the plain payload: its card values are sealed here (SPEC 3.5) before the
+    tag is computed over header and sealed payload. Raises FrameError when a field does
+    not fit its header slot.
     """
     if len(payload) > MAX_PAYLOAD:
         raise FrameError(f"payload of {len(payload)} bytes exceeds MAX_PAYLOAD ({MAX_PAYLOAD})")
@@ -59,6 +62,7 @@ def build_raw_frame(
     }
     try:
         header_bytes = HEADER.build(header)
+        payload = seal_payload(key, mtype, boot, seq, payload)
         tag = compute_tag(key, header_bytes + payload)
         return bytes(FRAME.build({"body": {"value": {"header": header, "payload": payload, "tag": tag}}}))
     except ConstructError as exc:
@@ -97,6 +101,7 @@ class Frame:
     header: FrameHeader
     message: Message
     payload: bytes
+    """The payload with its card values opened (SPEC 3.5); `raw` has them sealed."""
     tag: bytes
     raw: bytes
     """The encoded bytes between the delimiters, as received."""
@@ -328,7 +333,8 @@ class Receiver:
             window.accept(header.boot, header.seq)
         if header.type not in MessageType._value2member_map_:
             raise _with_header(FrameRejected(Reason.UNKNOWN_TYPE, raw, f"type 0x{header.type:02X}"), header)
-        payload = frame[HEADER_SIZE : HEADER_SIZE + length]
+        # Card values are opened only now: the tag proved the sealed bytes are the shoe's.
+        payload = seal_payload(key, header.type, header.boot, header.seq, frame[HEADER_SIZE : HEADER_SIZE + length])
         try:
             message = parse_payload(header.type, payload)
         except PayloadError as exc:

@@ -112,13 +112,19 @@ class Heartbeat:
 
 @dataclass(frozen=True)
 class Reply:
-    """REPLY: the shoe's answer to the host command (epoch, seq)."""
+    """REPLY: the shoe's answer to the host command (epoch, seq).
+
+    `oldest` is the first seq of the shoe's current boot that its outbox still held when
+    it made this REPLY (this REPLY's own seq when it held nothing older): every frame of
+    that boot before it was acknowledged and has left the shoe (SPEC 3.4 item 6).
+    """
 
     TYPE: ClassVar[MessageType] = MessageType.REPLY
     epoch: int
     seq: int
     status: int
     detail: int
+    oldest: int
 
 
 @dataclass(frozen=True)

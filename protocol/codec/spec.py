@@ -31,7 +31,7 @@ from construct import (
     this,
 )
 
-VERSION = 1
+VERSION = 2
 HEADER_SIZE = 17
 TAG_SIZE = 8
 CRC_SIZE = 4
@@ -43,7 +43,7 @@ MIN_FRAME = HEADER_SIZE + TAG_SIZE + CRC_SIZE
 DELIMITER = 0x00
 
 FLAG_RESENT = 0x01
-#: Flag bits 1-3 change how a frame is read; a receiver of version 1 refuses them.
+#: Flag bits 1-3 change how a frame is read; a receiver of version 2 refuses them.
 FLAGS_MUST_BE_ZERO = 0x0E
 #: Bit 7 of the type is the direction: clear shoe to host, set host to shoe.
 DIRECTION_BIT = 0x80
@@ -61,7 +61,7 @@ class Direction(enum.IntEnum):
 
 
 class MessageType(enum.IntEnum):
-    """Message types of version 1 (SPEC section 5)."""
+    """Message types of version 2 (SPEC section 5)."""
 
     HELLO = 0x01
     CARD = 0x02
@@ -324,9 +324,10 @@ REPLY = Struct(
     "seq" / Int32ul * "the answered command's seq",
     "status" / Enum(Int8ul, ReplyStatus),
     "detail" / Int8ul,
+    "oldest" / Int32ul * "the first seq of this boot the shoe still holds (SPEC 3.4 item 6)",
     Terminated,
 )
-"""REPLY 0x08: answers a host command, 10 bytes."""
+"""REPLY 0x08: answers a host command, 14 bytes."""
 
 
 # --- payloads, host to shoe --------------------------------------------------------

@@ -56,6 +56,7 @@ from cardshoe.protocol import (
     build_payload,
     compute_tag,
     make_barcode,
+    seal_payload,
     message_fields,
     parse_barcode,
     BarcodeError,
@@ -74,9 +75,14 @@ EPOCH = 3  # the host's epoch in the host-to-shoe vectors
 
 def frame_bytes(
     mtype: int, payload: bytes, *, shoe: int = SERIAL, boot: int = BOOT, seq: int = 1,
-    flags: int = 0, version: int = 1, key: bytes = KEY, length: int | None = None,
+    flags: int = 0, version: int = 2, key: bytes = KEY, length: int | None = None, seal: bool = True,
 ) -> bytes:
-    """A decoded frame built field by field (so invalid headers can be made too)."""
+    """A decoded frame built field by field (so invalid headers can be made too).
+
+    `payload` is plain; its card values are sealed with `key` (SPEC 3.5) unless `seal` is False.
+    """
+    if seal:
+        payload = seal_payload(key, mtype, boot, seq, payload)
     header = struct.pack(
         "<BBBIIIH", version, mtype, flags, shoe, boot, seq, len(payload) if length is None else length
     )
@@ -185,7 +191,7 @@ def valid_vectors() -> list[dict[str, Any]]:
     v.append(single("card_raw_16", "raw ID of the longest length, 16 bytes (payload 35)",
                     card(10, bytes(range(1, 17)), index=7), seq=8))
     v.append(single("card_resent", "a retransmission: flag RESENT", card(51, UID4), seq=9, flags=FLAG_RESENT))
-    v.append(single("card_hint_flag", "flag bit 4 (a hint) is ignored by a version 1 receiver",
+    v.append(single("card_hint_flag", "flag bit 4 (a hint) is ignored by a version 2 receiver",
                     card(51, UID4), seq=10, flags=0x10))
     v.append(single("unread", "a card left with no ID", Unread(12, 8, 61_000), seq=11))
     v.append(single("deck_status_loaded", "DECK_STATUS after NEW_SHOE",
@@ -197,8 +203,8 @@ def valid_vectors() -> list[dict[str, Any]]:
     for key, name in ((1, "new_round"), (2, "deal_complete"), (3, "exposure"), (4, "end_shoe")):
         v.append(single(f"key_{name}", f"dealer key {name.upper()}", Key(key, 0, 64_000 + key)))
     v.append(single("heartbeat", "HEARTBEAT with an empty outbox", Heartbeat(0xFFFFFFFF, 52, 0)))
-    v.append(single("reply_ok", "REPLY OK to the host's command (3, 5)", Reply(EPOCH, 5, 0, 0)))
-    v.append(single("reply_refused", "REPLY REFUSED bad manifest", Reply(EPOCH, 6, 1, 2)))
+    v.append(single("reply_ok", "REPLY OK to the host's command (3, 5)", Reply(EPOCH, 5, 0, 0, 1)))
+    v.append(single("reply_refused", "REPLY REFUSED bad manifest", Reply(EPOCH, 6, 1, 2, 0xFFFFFFF0)))
     v.append(single("seq_max", "the largest boot counter and seq", Heartbeat(1, 0, 0),
                     seq=0xFFFFFFFF, window=(BOOT, 0xFFFFFFFE)))
 
@@ -282,8 +288,11 @@ def invalid_vectors() -> list[dict[str, Any]]:
     v.append(vec("bad_crc_tag", "a bit of the tag flipped: noise, not an attack (the CRC covers the tag)",
                  wire(bytes(flipped)), [{"result": "bad_crc"}]))
     # 6 bad_version
-    f = frame_bytes(MessageType.CARD, payload, seq=5, version=2)
-    v.append(vec("bad_version", "protocol version 2", wire(f), [rejected("bad_version", f)]))
+    f = frame_bytes(MessageType.CARD, payload, seq=5, version=1, seal=False)
+    v.append(vec("bad_version", "protocol version 1 (a shoe not yet reflashed: card values in clear)",
+                 wire(f), [rejected("bad_version", f)]))
+    f = frame_bytes(MessageType.CARD, payload, seq=5, version=3)
+    v.append(vec("bad_version_three", "protocol version 3", wire(f), [rejected("bad_version", f)]))
     f = frame_bytes(MessageType.CARD, payload, seq=5, version=0)
     v.append(vec("bad_version_zero", "protocol version 0", wire(f), [rejected("bad_version", f)]))
     # 7 bad_flags
@@ -299,12 +308,13 @@ def invalid_vectors() -> list[dict[str, Any]]:
     # 9 bad_tag
     f = frame_bytes(MessageType.CARD, payload, seq=5, key=OTHER_KEY)
     v.append(vec("bad_tag_forged", "a forged A♠ made without the shoe's key", wire(f), [rejected("bad_tag", f)]))
-    royal = build_payload(card(50, UID4))  # K♠ in place of A♠, the old tag kept
+    # Counter mode is malleable: knowing the plain A♠, a forger flips the sealed code byte to
+    # K♠ without the card key. The tag, over the sealed bytes, is what refuses it (SPEC 3.5).
     forged = bytearray(good)
-    forged[17 : 17 + len(royal)] = royal
+    forged[17 + 10] ^= 51 ^ 50
     body = bytes(forged[: -4])
     forged_frame = body + struct.pack("<I", zlib.crc32(body))
-    v.append(vec("bad_tag_edited", "a genuine frame with its card edited and its CRC fixed up",
+    v.append(vec("bad_tag_edited", "a genuine A♠ whose sealed code byte was flipped to K♠, CRC fixed up",
                  wire(forged_frame), [rejected("bad_tag", forged_frame)]))
     edited = bytearray(good)
     struct.pack_into("<I", edited, 11, 6)  # seq 5 -> 6, to slip past the window
@@ -521,13 +531,13 @@ def build() -> tuple[dict[str, Any], dict[str, Any]]:
     names = [v["name"] for v in vectors]
     assert len(names) == len(set(names)), "vector names must be unique"
     doc = {
-        "description": "Golden vectors of protocol/SPEC.md version 1. Feed `wire` to a fresh receiver "
+        "description": "Golden vectors of protocol/SPEC.md version 2. Feed `wire` to a fresh receiver "
                        "at the `receiver` end (host: receives shoe frames and has a key only for `shoe`; "
                        "shoe: the shoe with serial `shoe`), whose replay window starts at `window` and "
                        "moves past every authenticated new frame; expect the results in order and "
                        "`buffered` bytes held at the end. Rejections from bad_version on also give the "
                        "header fields. Generated by protocol/tools/make_vectors.py; do not edit by hand.",
-        "version": 1,
+        "version": 2,
         "key": KEY.hex(),
         "shoe": SERIAL,
         "limits": {"MAX_FRAME": 256, "MAX_ENCODED": MAX_ENCODED, "MAX_PAYLOAD": MAX_PAYLOAD},

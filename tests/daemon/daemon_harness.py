@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
-for _p in (ROOT / "firmware" / "lib", ROOT / "tests" / "link", ROOT / "tests" / "daemon"):
+for _p in (ROOT / "firmware" / "lib", ROOT / "tests" / "cpython", ROOT / "tests" / "link", ROOT / "tests" / "daemon"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 

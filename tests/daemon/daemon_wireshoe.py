@@ -246,7 +246,9 @@ class WireShoe:
         self._reply(rx.boot, rx.seq, status, detail)
 
     def _reply(self, epoch: int, seq: int, status: int, detail: int) -> None:
-        n = payloads.pack_reply(self.payload, epoch, seq, status, detail)
+        # oldest (SPEC 3.4 item 6): the first seq still held, this REPLY's own when none is.
+        oldest = self.outbox[0].seq if self.outbox else self.seq + 1
+        n = payloads.pack_reply(self.payload, epoch, seq, status, detail, oldest)
         self._queue(wire.REPLY, bytes(self.payload[:n]))
 
     # -- waiting -----------------------------------------------------------------------------

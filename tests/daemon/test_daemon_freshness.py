@@ -148,6 +148,13 @@ def test_a_journal_restored_from_a_backup_does_not_act_on_a_recording_of_the_fra
     table.shoe.send_raw(b"".join(b"\x00" + bytes(r) + b"\x00" for r in recorded if r is not None))
     wait_for(lambda: "shoe_verified" in _types(table, "link"), what="the live shoe's REPLY")
     wait_for(lambda: table.daemon.status()["link"]["duplicates"] >= 3, what="the recording rejected")
+
+    def replayed() -> int:  # (the counter moves just before the journal entry is written)
+        with journal(table) as j:
+            return sum(1 for e in j.entries(("reject",)) if e.data().get("boot") == boot
+                       and e.data()["reason"] == "replay")
+
+    wait_for(lambda: replayed() >= 3, what="the recording's rejections journaled")
     with journal(table) as j:
         frames = [(e.boot, e.seq) for e in j.entries(("frame",))]
         assert not [f for f in frames if f[0] == boot and (f[1] or 0) > window]
@@ -181,21 +188,22 @@ def _hello_of_version(version: int) -> bytes:
 def test_a_hello_of_another_protocol_version_is_shown_and_not_dealt_to(make_table, caplog) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     caplog.set_level(logging.ERROR, logger="cardshoe.daemon.daemon")
-    table.shoe.send_raw(_hello_of_version(2))
-    text = "shoe speaks protocol 2, daemon speaks 1"
+    table.shoe.send_raw(_hello_of_version(1))  # a shoe not yet reflashed to version 2
+    text = "shoe speaks protocol 1, daemon speaks 2"
     wait_for(lambda: str(SERIAL) in table.daemon.status()["version_mismatch"], what="the mismatch")
     assert table.daemon.status()["version_mismatch"][str(SERIAL)]["message"] == text
-    assert any(text in r.getMessage() for r in caplog.records)
+    # (logged just after the status is set, on the link's thread: waited for, not raced)
+    wait_for(lambda: any(text in r.getMessage() for r in caplog.records), what="the ERROR line")
     with journal(table) as j:
         shown = [e for e in j.entries(("link",)) if e.data()["type"] == "shoe_version_mismatch"]
-        assert [(e.data()["shoe_version"], e.data()["message"]) for e in shown] == [(2, text)]
+        assert [(e.data()["shoe_version"], e.data()["message"]) for e in shown] == [(1, text)]
         assert [e.data()["reason"] for e in j.entries(("reject",))] == ["bad_version"]
     r = table.client.get(f"/events?after={shown[0].id - 1}&limit=1")
     assert r.status_code == 200 and text in r.text  # on the event stream
     r = table.client.post("/shoe/load", json={"deck_id": DECK_ID, "shoe": SERIAL})
-    assert r.status_code == 409 and "speaks protocol 2" in r.text
+    assert r.status_code == 409 and "speaks protocol 1" in r.text
     assert table.shoe.commands == []
-    # Reflashed to version 1, it is dealt to again.
+    # Reflashed to version 2, it is dealt to again.
     table.power_on_and_load()
     assert table.daemon.status()["version_mismatch"] == {}
 
@@ -260,3 +268,92 @@ def test_held_frames_are_not_in_the_replay(make_table, restored: bool) -> None: 
     assert not report.mismatches
     assert not core.rounds[rid].placements
     assert SERIAL not in core.shoes
+
+
+@pytest.mark.parametrize("variant", ["new_journal", "new_journal_cards_only", "journal_restored_cards_only"])
+def test_a_recording_of_the_current_boot_is_refused_once_the_live_shoe_answers(make_table, variant: str) -> None:  # type: ignore[no-untyped-def]
+    # Issue 10 item 1, SPEC 3.4 item 6: a recording of the shoe's *current* boot (its frames
+    # were acknowledged to an earlier journal and have left the shoe) fed to a new journal,
+    # or to one started with --journal-restored, with or without the boot's HELLO. The live
+    # shoe's REPLY to the PING proves the boot, and names under its tag the first seq it
+    # still holds: every recorded frame is before it, so each is `replay`, never placed.
+    table: Table = make_table(TCP, 7)
+    table.power_on_and_load()
+    first = open_two_seat_round(table)
+    table.deal([c(x) for x in ROYAL])  # A♠ K♠ Q♠ to seat 2 of the first round, acknowledged
+    boot = table.shoe.state.boot
+    with journal(table) as j:
+        frames = [(e.seq, e.data()["type"], e.raw) for e in j.entries(("frame",)) if e.boot == boot]
+    # The whole boot as captured (HELLO, REPLYs, DECK_STATUS, cards), or its cards only.
+    recording = [(seq, raw) for seq, kind, raw in frames if variant == "new_journal" or kind == "CARD"]
+    assert [kind for _, kind, _ in frames].count("CARD") == 3 and all(raw for _, raw in recording)
+    table.kill_daemon()
+    for suffix in ("", "-wal", "-shm"):  # a new journal: nothing of the first one survives
+        Path(str(table.config.journal) + suffix).unlink(missing_ok=True)
+    table.start_daemon(journal_restored=variant.startswith("journal_restored"))
+    rid = open_two_seat_round(table)
+    assert first  # (a round of the lost journal; the new one knows nothing of it)
+
+    table.shoe.send_raw(b"".join(b"\x00" + bytes(raw) + b"\x00" for _, raw in recording if raw is not None))
+    wait_for(lambda: "shoe_verified" in _types(table, "link"), what="the live shoe's REPLY")
+    seqs = sorted(seq for seq, _ in recording)
+
+    def refused() -> list[int]:
+        with journal(table) as j:
+            return sorted(e.data()["seq"] for e in j.entries(("reject",)) if e.data()["reason"] == "replay"
+                          and e.data().get("boot") == boot and e.data()["seq"] in seqs)
+
+    wait_for(lambda: refused() == seqs, what="every recorded frame refused as replay")
+    table.shoe.wait_acked()
+    assert table.round(rid)["placements"] == {}
+    with journal(table) as j:
+        accepted = [(e.boot, e.seq) for e in j.entries(("frame",))]
+        adopted = [e.data() for e in j.entries(("link",)) if e.data()["type"] == "window_adopted"]
+    # Taken up at the first frame the live shoe holds, past every recorded one.
+    assert [(d["boot"], d["seq"]) for d in adopted] == [(boot, frames[-1][0] + 1)]
+    assert not [f for f in accepted if f[0] == boot and f[1] in seqs]
+
+    # The live shoe is dealt to: reloaded, its cards land in the open round.
+    table.shoe.power_off()
+    table.power_on_and_load()
+    table.deal([c(x) for x in HANDS])
+    # The new journal numbers its first session as the lost one did, so the shoe (which has
+    # dealt 3 cards of it) refuses that NEW_SHOE and is reconciled from its HELLO: the hands
+    # are the live cards, at indices 4-12; the recorded indices 1-3 are placed nowhere.
+    snap = table.round(rid)
+    assert [snap["hands"][k] for k in ("seat 2", "seat 5", "dealer")] == [
+        [c(x) for x in HANDS[i:i + 3]] for i in (0, 3, 6)]
+    assert sorted(int(k) for k in snap["placements"]) == list(range(4, 13))
+
+
+def test_a_recording_of_the_current_boot_fed_to_an_unflagged_restored_journal_is_refused(make_table) -> None:  # type: ignore[no-untyped-def]
+    # The journal knows the shoe, but at an older boot (restored from a backup taken before
+    # the shoe rebooted; the operator did not say so). The link asks for the proven boot from
+    # seq 1 and stalls, visibly (SPEC 3.4 item 6); the shoe's REPLY said it no longer holds
+    # those frames, so a recording of them fed now is `replay` ("not held"), never placed.
+    table: Table = make_table(TCP, 7)
+    table.power_on_and_load()
+    backup = table.tmp_path / "backup.sqlite"
+    _backup(table.config.journal, backup)
+    table.shoe.reboot()  # a new boot, journaled by the journal that will be lost
+    table.shoe.wait_acked()
+    rid = open_two_seat_round(table)
+    table.deal([c(x) for x in ROYAL])
+    boot = table.shoe.state.boot
+    with journal(table) as j:
+        recording = [(e.seq, e.raw) for e in j.entries(("frame",)) if e.boot == boot and e.raw]
+    table.kill_daemon()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(table.config.journal) + suffix).unlink(missing_ok=True)
+    shutil.copy(backup, table.config.journal)
+    table.start_daemon()
+    rid = open_two_seat_round(table)
+    table.shoe.send_raw(b"".join(b"\x00" + bytes(raw) + b"\x00" for _, raw in recording if raw is not None))
+    wait_for(lambda: "shoe_verified" in _types(table, "link"), what="the live shoe's REPLY")
+    seqs = sorted(seq for seq, _ in recording)
+    wait_for(lambda: table.daemon.status()["link"]["rejected"].get("replay:not held", 0) >= len(seqs),
+             what="the recording refused as not held")
+    wait_for(lambda: table.daemon.status()["link"]["gaps"] >= 1, what="the gap, shown")
+    assert table.round(rid)["placements"] == {}
+    with journal(table) as j:
+        assert not [e for e in j.entries(("frame",)) if e.boot == boot and e.seq in seqs]

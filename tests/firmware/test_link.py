@@ -317,3 +317,27 @@ def test_the_shoe_runs_from_its_romfs_image_in_a_64_kb_heap(tmp_path: Path, fw_b
         assert (5, 1) not in faults, faults
     finally:
         vs.close()
+
+
+def _reply_frame(vs: VShoe, command_seq: int, timeout: float = 8.0) -> tuple[int, P.Reply]:
+    """The frame seq and REPLY answering host command `command_seq`; nothing is acknowledged."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for f in vs.receive(0.05):
+            if isinstance(f.message, P.Reply) and f.message.seq == command_seq and not f.resent:
+                return f.seq, f.message
+    raise AssertionError(f"no REPLY to command {command_seq}")
+
+
+def test_a_reply_names_the_first_frame_the_shoe_still_holds(shoe: tuple[VShoe, Host]) -> None:
+    # SPEC 3.4 item 6 and 5 (REPLY `oldest`): the first seq of this boot the outbox still
+    # holds when the REPLY is made, the REPLY included; frames before it were acknowledged.
+    vs, host = shoe
+    host.command(P.Ping(nonce=1))  # HELLO and this REPLY accepted and acknowledged by the host
+    s2, r2 = _reply_frame(vs, vs.send(P.Ping(nonce=2)))  # from here on nothing is acknowledged
+    s3, r3 = _reply_frame(vs, vs.send(P.Ping(nonce=3)))
+    assert r2.oldest <= s2 < s3
+    assert r3.oldest == r2.oldest  # no ACK in between: REPLY 2 (at least) is still held
+    vs.ack(vs_boot := host.boot, s3)  # everything up to REPLY 3 acknowledged
+    s4, r4 = _reply_frame(vs, vs.send(P.Ping(nonce=4)))
+    assert (vs_boot, r4.oldest) == (host.boot, s3 + 1) and r4.oldest <= s4

@@ -55,7 +55,8 @@ def run_firmware_micropython(commands: list[str]) -> list[Any]:
 
 def run_firmware_cpython(commands: list[str]) -> list[Any]:
     """The same firmware module, unchanged, under CPython."""
-    env = dict(os.environ, PYTHONPATH=str(FIRMWARE / "lib"))
+    # tests/cpython: the stand-in of MicroPython's cryptolib (AES ECB) for CPython.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(FIRMWARE / "lib"), str(REPO / "tests" / "cpython"))))
     proc = subprocess.run(
         [sys.executable, str(HARNESS)], input=("\n".join(commands) + "\n").encode(),
         capture_output=True, env=env, timeout=120,

@@ -32,7 +32,7 @@ shoe_messages: st.SearchStrategy[Message] = st.one_of(
     st.builds(Fault, u8, u8, u16, u32),
     st.builds(Key, u8, u8, u32),
     st.builds(Heartbeat, u32, u16, u8),
-    st.builds(Reply, u32, u32, u8, u8),
+    st.builds(Reply, u32, u32, u8, u8, u32),
 )
 
 host_messages: st.SearchStrategy[Message] = st.one_of(

@@ -62,9 +62,42 @@ def test_without_a_key_the_tag_is_unverified(tmp_path: Path, capsys: pytest.Capt
     # The forged frame cannot be told from the genuine one without the key: neither is "ok".
     assert [line["result"] for line in lines] == ["unverified", "unverified"]
     assert all(line["tag"] == "unverified" for line in lines)
-    assert lines[0]["fields"]["code"] == 51
+    # SPEC 3.5: without the key no card value is shown, only the session and index.
+    assert lines[0]["fields"] == {"shoe_no": 12, "index": 1}
+    assert lines[0]["sealed"].startswith("17 bytes of card values, sealed")
     code, lines, _ = run([str(path), "--key", KEY_HEX], capsys)
     assert [line["result"] for line in lines] == ["ok", "bad_tag"]
+    assert lines[0]["fields"]["code"] == 51 and lines[0]["fields"]["raw"] == "8a3b19c4"
+
+
+@pytest.mark.parametrize("name", ["card_barcode", "card_rfid_uid7", "deck_status_end", "new_shoe_manifest_uid7"])
+def test_without_a_key_no_card_value_is_in_the_output(
+        name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Every card value the vector's frames carry (codes, deck read, barcode text, UIDs, the
+    # missing map) is absent from the keyless dissection, as text and as hex.
+    path = tmp_path / "cap.bin"
+    path.write_bytes(capture(name))
+    _, lines, _ = run([str(path)], capsys)
+    text = json.dumps(lines)
+    assert all(line["result"] == "unverified" and "sealed" in line for line in lines)
+    for want in BY_NAME[name]["expect"]:
+        fields = want["fields"]
+        assert "code" not in text and "raw" not in json.dumps([line["fields"] for line in lines])
+        for entry in fields.get("entries", []):
+            assert entry["uid"] not in text
+        for key in ("raw", "missing_map"):
+            if key in fields:
+                assert fields[key] not in text
+        assert want["payload"][12:] not in text  # the plain payload past the clear prefix
+    # With the host's key store (`--keys DIR`) every card value is opened.
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    (keys / f"{DOC['shoe']}.key").write_text(KEY_HEX + "\n")
+    os.chmod(keys / f"{DOC['shoe']}.key", 0o600)
+    _, keyed, _ = run([str(path), "--keys", str(keys)], capsys)
+    assert [line["result"] for line in keyed] == ["ok"] * len(keyed)
+    assert [line["fields"] for line in keyed] == [e["fields"] for e in BY_NAME[name]["expect"]]
+    assert not [line for line in keyed if "sealed" in line]
 
 
 def test_key_store_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
