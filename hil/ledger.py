@@ -252,11 +252,14 @@ def _flags_loss(snapshot: dict[str, Any]) -> bool:
 
 
 def compare(ledger: RoundLedger, snapshot: dict[str, Any],
-            journaled: list[tuple[int, int | None, dict[str, Any]]] | None = None) -> list[Finding]:
+            journaled: list[tuple[int, int | None, dict[str, Any]]] | None = None,
+            flags_from: dict[str, Any] | None = None) -> list[Finding]:
     """Every way the daemon's record of the round differs from the bench's, each card counted once.
 
     `snapshot` is `GET /rounds/{id}`; `journaled` the round's `card_placed` events from the
-    journal (`journal_cards`), checked against the API too."""
+    journal (`journal_cards`), checked against the API too. `flags_from` is the round as it
+    stood before the bench's supervisor did anything to it (default `snapshot`): only the
+    daemon's own flags or void excuse a card lost in a power cut, never the bench's."""
     found: list[Finding] = []
     mine = [c.code for c in ledger.all_cards()]
     shown = api_cards(snapshot)
@@ -302,7 +305,7 @@ def compare(ledger: RoundLedger, snapshot: dict[str, Any],
             else:
                 found.append(Finding("extra", f"shoe index {idx}: {_txt(got)}, which the bench never dealt"))
     all_cards = ledger.all_cards()
-    flagged = _flags_loss(snapshot)
+    flagged = _flags_loss(snapshot if flags_from is None else flags_from)
     for a in lost:
         card = all_cards[a]
         what = f"card {a + 1} of the round ({_txt(card.code)})"

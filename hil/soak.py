@@ -562,10 +562,11 @@ def _soak_round(table: _Table, seats: list[int], fault: str | None, card_fault: 
                 api.request("POST", f"/rounds/{rid}/decisions", {"seat": s, "choice": choice})
             except ApiError as exc:
                 totals.problems.append(f"{rid}: decision refused: {exc}")
+    before = api.round(rid)  # the daemon's own flags, before the bench's supervisor acts
     settlement = _settle(table, ledger)
     snapshot = api.round(rid)
     table.rounds[rid] = (totals.shoes, len(ledger.all_cards()))
-    findings = compare(ledger, snapshot, journal_cards(bench.journal, rid))
+    findings = compare(ledger, snapshot, journal_cards(bench.journal, rid), flags_from=before)
     for f in findings:
         totals.findings[f.kind] = totals.findings.get(f.kind, 0) + 1
         if f.kind != "lost_flagged":

@@ -118,6 +118,11 @@ def test_a_card_lost_in_a_power_cut_is_excused_only_when_the_daemon_flags_the_ro
     assert _kinds(compare(_ledger("power_cut"), flagged, _journal(flagged))) == {"lost_flagged": 1}
     # A flag does not excuse a card lost without a power cut.
     assert _kinds(compare(_ledger(), flagged, _journal(flagged))) == {"lost": 1}
+    # The bench's own supervisor voiding the round afterwards (6.1) is not the daemon's flag.
+    voided_by_bench = dict(unflagged, void={"rules": ["6.1"], "reason": "the bench's supervisor"},
+                           irregularities=[{"kind": "not_covered", "rules": ["6.1"]}])
+    assert _kinds(compare(_ledger("power_cut"), voided_by_bench, _journal(unflagged), flags_from=unflagged)) == \
+        {"lost": 1}
 
 
 def test_a_card_journaled_twice_is_a_repeat_the_duplicate_check_can_fail() -> None:
