@@ -1,57 +1,75 @@
 # cardshoe firmware entry point: the board runs this file at boot (it stays .py).
 # Everything else is compiled to .mpy by `cardshoe flash`; see firmware/README.md.
-import sys
+#
+# Nothing on the line may stop the shoe (firmware/README.md, "Boot"). Until
+# kbd_intr(-1) has run, a 0x03 from the host raises KeyboardInterrupt wherever the code
+# is (the USB stack looks at every byte it receives), so that is the first thing done;
+# the watchdog is the second, before anything is loaded that could block or raise: from
+# then on a boot that fails or hangs ends in a reset, never at the REPL. The ways back
+# to the REPL are deliberate: a dealer key held at boot, and the host's MAINTENANCE.
+# (This file is compiled on the board at every boot and its code kept: keep it small.)
+import micropython
+
+
+def _off():
+    # One KeyboardInterrupt scheduled just before kbd_intr(-1) is raised at the next
+    # jump: the `if`, inside the `try`. A bare `except` has no test (a jump) where a
+    # second one could escape; each retry runs under its own `try`.
+    try:
+        micropython.kbd_intr(-1)
+        if micropython:
+            return
+    except:  # noqa: E722
+        return _off()
+
+
+_off()
+import machine  # noqa: E402
+
+if hasattr(machine, "WDT"):  # not on the bare unix port of the firmware tests
+    machine.WDT(timeout=8000)  # both chips allow it (RP2040 8388 ms, RP2350 16777); fed by the loop only
+del machine
+import gc  # noqa: E402
+import sys  # noqa: E402
 
 for _p in ("/lib", "lib"):
     if _p not in sys.path:
         sys.path.append(_p)
-
+# `import machine` looked for a machine.py on the flash first (an extensible module):
+# its garbage goes before the arena is made, or the arena would sit above holes.
+gc.collect()
 # First: the arena of the app's buffers, before other modules fragment the heap.
 from app import mem  # noqa: E402
 
 
-def _forget(name):
-    # Boot-only code: drop the module (and its package's reference to it) so the
-    # collector can take its bytecode back.
-    sys.modules.pop(name, None)
-    if name == "app.run":
-        import app
-
-        try:
-            del app.run
-        except AttributeError:
-            pass
-
-
 def main():
-    import gc
-
     import boards
 
-    board = boards.load()
+    board = boards.load()  # drops the package's loader; the board's own module stays
     del boards
-    _forget("boards")  # the package's loader; the board's own module stays in use
+    board.wdt_start(8000)  # takes over the watchdog armed above
     gc.collect()
-    if board.key_held():
-        print("cardshoe: key held at boot, staying in the REPL")
-        return
-    from app import run
+    why = "key held"
+    if not board.key_held():
+        from app import run
 
-    shoe = run.boot(board)  # hashes the firmware, boots, loads the streaming code
-    del run
-    _forget("app.run")
-    gc.collect()
-    if shoe is False:  # the boot could not be counted, the board is halted (app/run.py)
-        return
-    if shoe is None:
+        shoe = run.boot(board)  # hashes the firmware, boots, loads the streaming code; drops app.run
+        del run
+        gc.collect()
+        if shoe is None:
+            why = "not provisioned"
+        elif shoe is False:
+            why = None  # the boot could not be counted: app/run.py halted the board
+        else:
+            shoe.run()  # until the host's MAINTENANCE
+            why = "maintenance"
+    # A deliberate stop: the watchdog off, Ctrl-C back on, the REPL for mpremote. An
+    # exception out of the boot or the loop never gets here: the watchdog, running and
+    # unfed, restarts the board from its saved state instead of leaving it at the REPL.
+    if why:
         board.close()
-        print("cardshoe: not provisioned (no data/ident.bin): run `cardshoe flash`")
-        return
-    shoe.run()  # until the host's MAINTENANCE: then the REPL, for mpremote
-    # Only then: an exception out of the loop leaves the board as it is, its watchdog
-    # running and unfed, so the board restarts from its saved state instead of sitting
-    # at the REPL (the unix port has no watchdog: there the process stops).
-    board.close()
+        print("cardshoe: REPL,", why)
+    micropython.kbd_intr(3)
 
 
 main()

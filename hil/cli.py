@@ -66,8 +66,8 @@ def _board_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--heapsize", default="192k", help="MicroPython heap (default 192k, about a Pico's)")
     parser.add_argument("--flash-size", type=int, default=PICO_FLASH_SIZE, help="flash image bytes (default: a Pico's 1408 KiB)")
     parser.add_argument("--romfs-size", type=int, default=None,
-                        help="ROM partition bytes, 0 for none as on a stock Pico build "
-                             "(default $CARDSHOE_VBOARD_ROMFS or 131072)")
+                        help="ROM partition bytes, as a MicroPython built with ROMFS has (e.g. 131072); "
+                             "default $CARDSHOE_VBOARD_ROMFS or 0: none, as on a stock Pico build")
     parser.add_argument(
         "--keep-serial",
         action="store_true",

@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("cardshoe.daemon.cli", "run the table daemon against a shoe on a serial port"),
     "demo": ("cardshoe.hil.demo", "set up a virtual board and deal and settle one round (the main job)"),
     "flash": ("cardshoe.flashing", "compile, copy and provision the firmware onto a board"),
+    "maintenance": ("cardshoe.maintenance", "stop a streaming shoe at its REPL, for `cardshoe flash`"),
     "hil": ("cardshoe.hil.cli", "the hardware-in-the-loop bench: scenarios, soak, real board"),
     "settle": ("cardshoe.settlement.cli", "settle a round file offline and print the result as JSON"),
     "replay": ("cardshoe.journal.replay", "rebuild every round from a journal and check it"),
@@ -60,7 +61,7 @@ def version() -> str:
 def _usage() -> str:
     lines = ["usage: cardshoe COMMAND [ARGS...]", "       cardshoe --version", "", "commands:"]
     for name, (_, help_text) in SUBCOMMANDS.items():
-        lines.append(f"  {name:<9} {help_text}")
+        lines.append(f"  {name:<12} {help_text}")
     lines.append("")
     lines.append("`cardshoe COMMAND --help` describes a command's arguments.")
     lines.append("")

@@ -20,7 +20,13 @@ the .mpy files copied onto its filesystem, loaded into the heap at boot. main.py
 data/ are on the filesystem either way.
 
 The board must be at its REPL: a fresh board, one booted with a dealer key held, or
-one the daemon sent MAINTENANCE (a streaming shoe ignores Ctrl-C by design).
+one sent MAINTENANCE (`cardshoe maintenance --port PORT`, or the daemon's
+`POST /shoe/maintenance`): a streaming shoe ignores Ctrl-C by design. Before anything
+else the port is listened to for a few seconds: a streaming shoe is refused at once
+with those ways to its REPL, rather than mpremote timing out. Then the board is asked
+what it runs: a MicroPython that cannot load the build's .mpy files (another .mpy
+version), that lacks what the firmware uses, or a board the firmware has no
+`boards/` module for, is refused before anything on it is touched.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -168,6 +175,120 @@ except Exception:
 print('ROMFS', size)
 """
 
+# What the board runs: port, MicroPython version, the .mpy version it loads
+# (sys.implementation._mpy, MicroPython 1.19+), its machine, and what the firmware needs
+# that it lacks. One line, so a board's banner or echo around it does not matter.
+_BOARD_INFO = """
+import sys
+impl = sys.implementation
+need = (('binascii', 'crc32'), ('hashlib', 'sha256'), ('micropython', 'kbd_intr'), ('select', 'poll'),
+        ('struct', 'pack_into'), ('time', 'ticks_ms'), ('gc', 'mem_free'))
+miss = []
+for mod, name in need:
+    try:
+        if not hasattr(__import__(mod), name):
+            miss.append(mod + '.' + name)
+    except ImportError:
+        miss.append(mod)
+print('BOARD', sys.platform, '.'.join(str(v) for v in impl.version[:3]), getattr(impl, '_mpy', 0),
+      ','.join(miss) or '-', getattr(impl, '_machine', '?'))
+"""
+
+#: Bytecode .mpy files of version 6 (what mpy-cross 1.19 and later emit) load on
+#: MicroPython 1.19 and later (docs/reference/mpyfiles.rst); older releases have no
+#: sys.implementation._mpy to ask. The build's own version comes from `mpy-cross --version`.
+MIN_MICROPYTHON = (1, 19)
+#: Boards the firmware has a `boards/` module for: the Pico (rp2, RP2040 or RP2350, whose
+#: watchdog it stops by register) and the unix port (the virtual board).
+KNOWN_CHIPS = ("RP2040", "RP2350")
+
+
+@dataclass(frozen=True)
+class BoardInfo:
+    """What `_BOARD_INFO` printed."""
+
+    platform: str
+    version: tuple[int, ...]
+    mpy: int
+    missing: tuple[str, ...]
+    machine: str
+
+
+def parse_board_info(text: str) -> BoardInfo:
+    """The BoardInfo of the board's answer; FlashError if there is none."""
+    for line in text.splitlines():
+        if line.startswith("BOARD "):
+            parts = line.split(" ", 5)
+            if len(parts) == 6:
+                version = tuple(int(v) for v in parts[2].split(".") if v.isdigit())
+                missing = () if parts[4] == "-" else tuple(parts[4].split(","))
+                return BoardInfo(parts[1], version, int(parts[3]), missing, parts[5].strip())
+    raise FlashError("the board did not say what MicroPython it runs: is it a MicroPython board at its REPL?")
+
+
+def mpy_cross_version() -> int:
+    """The .mpy version the installed mpy-cross emits ("... mpy-cross emitting mpy v6.3")."""
+    proc = subprocess.run([_tool("mpy-cross"), "--version"], capture_output=True, text=True)
+    match = re.search(r"mpy v(\d+)", proc.stdout + proc.stderr)
+    if match is None:
+        raise FlashError(f"mpy-cross --version does not say which .mpy version it emits: {proc.stdout.strip()!r}")
+    return int(match.group(1))
+
+
+def check_board(info: BoardInfo, mpy_version: int) -> None:
+    """Refuse a board the firmware (compiled to .mpy `mpy_version`) cannot run on (FlashError)."""
+    running = f"MicroPython {'.'.join(map(str, info.version))} on {info.platform} ({info.machine})"
+    if info.mpy == 0 or tuple(info.version[:2]) < MIN_MICROPYTHON:
+        raise FlashError(f"the board runs {running}: the firmware needs MicroPython "
+                         f"{MIN_MICROPYTHON[0]}.{MIN_MICROPYTHON[1]} or later (.mpy version {mpy_version}); "
+                         "update the board's MicroPython first")
+    if info.mpy & 0xFF != mpy_version:
+        raise FlashError(f"the board runs {running}, which loads .mpy version {info.mpy & 0xFF}; the firmware is "
+                         f"compiled to .mpy version {mpy_version}: install a MicroPython that loads it")
+    if info.platform == "rp2":
+        if not any(chip in info.machine for chip in KNOWN_CHIPS):
+            raise FlashError(f"the board runs {running}: the firmware knows the RP2040 and RP2350 (their watchdog "
+                             "registers), not this chip")
+    elif info.platform != "linux":
+        raise FlashError(f"the board runs {running}: the firmware has boards/ modules for the Raspberry Pi Pico "
+                         "(rp2) and the virtual board (unix port) only")
+    if info.missing:
+        raise FlashError(f"the board runs {running}, which lacks {', '.join(info.missing)}: the firmware uses "
+                         "them; install a MicroPython build that has them")
+
+
+def board_info(port: str) -> BoardInfo:
+    """Ask the board what it runs (mpremote exec)."""
+    return parse_board_info(_mpremote(port, "exec", _BOARD_INFO, what="asking the board what MicroPython it runs"))
+
+
+#: How long `flash` listens before mpremote: a streaming shoe sends a HEARTBEAT at least
+#: every 2 s (its default; CONFIG can lengthen it up to 65 s, so the probe is a quick
+#: courtesy, not a guarantee: mpremote still times out on a silent streaming shoe).
+PROBE_S = 2.5
+
+
+def streaming_shoe(port: str, keys: KeyStore, seconds: float = PROBE_S) -> int | None:
+    """The serial of a shoe streaming on `port` (frames whose header names a shoe), or None."""
+    import serial as pyserial
+
+    from cardshoe import protocol as P
+
+    rx = P.Receiver(keys=keys.lookup)
+    try:
+        line = pyserial.serial_for_url(port, baudrate=115200, timeout=0.1)
+    except (pyserial.SerialException, OSError) as exc:
+        raise FlashError(f"cannot open {port}: {exc}") from None
+    with line:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            for item in rx.feed(line.read(512)):
+                header = item.header
+                if header is not None and header.type < 0x80:
+                    return header.shoe
+    return None
+
+
 _READ_SERIAL = """
 try:
     f = open('data/ident.bin', 'rb'); d = f.read(8); f.close()
@@ -177,26 +298,30 @@ except OSError:
 """
 
 
-def _mpremote(port: str, *args: str, timeout: float = 120.0) -> str:
+def _maintenance_hint(port: str) -> str:
+    return (f"put it into maintenance first: `cardshoe maintenance --port {port}` (no daemon holding it), "
+            "or the daemon's POST /shoe/maintenance, or power it up with a dealer key held; then flash again")
+
+
+def _mpremote(port: str, *args: str, what: str, timeout: float = 120.0) -> str:
+    """Run mpremote on `port`; `what` names the step in an error (never the script it runs)."""
     argv = [_tool("mpremote"), "connect", port, *args]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise FlashError(
-            f"mpremote timed out on {port}: is the board streaming? Boot it with a dealer key held, "
-            "or send it MAINTENANCE from the daemon, then flash again"
-        ) from None
+        raise FlashError(f"mpremote timed out on {port} while {what}: is the board a streaming shoe? "
+                         + _maintenance_hint(port)) from None
     if proc.returncode != 0:
         detail = (proc.stderr or proc.stdout).strip().splitlines()
-        # Name the mpremote command, not a script it carries (`exec SCRIPT`: many lines).
-        what = args[0] if args[0] in ("exec", "eval", "run") else " ".join(args[:2])
-        raise FlashError(f"mpremote {what} failed on {port}: {detail[-1] if detail else proc.returncode}")
+        last = detail[-1] if detail else str(proc.returncode)
+        hint = "; is the board a streaming shoe? " + _maintenance_hint(port) if "raw repl" in last.lower() else ""
+        raise FlashError(f"mpremote failed on {port} while {what}: {last}{hint}")
     return proc.stdout
 
 
-def _board_number(port: str, script: str, label: str) -> int:
+def _board_number(port: str, script: str, label: str, what: str) -> int:
     """Run `script` on the board; the number it printed after `label`, or 0."""
-    for line in _mpremote(port, "exec", script).splitlines():
+    for line in _mpremote(port, "exec", script, what=what).splitlines():
         if line.startswith(label + " "):
             return int(line.split()[1])
     return 0
@@ -204,12 +329,12 @@ def _board_number(port: str, script: str, label: str) -> int:
 
 def read_serial_from_board(port: str) -> int:
     """The serial already provisioned on the board, or 0."""
-    return _board_number(port, _READ_SERIAL, "SERIAL")
+    return _board_number(port, _READ_SERIAL, "SERIAL", "reading the shoe serial on the board")
 
 
 def romfs_partition_size(port: str) -> int:
     """The size of the board's ROMFS partition (`vfs.rom_ioctl`), 0 when it has none."""
-    return _board_number(port, _ROMFS_SIZE, "ROMFS")
+    return _board_number(port, _ROMFS_SIZE, "ROMFS", "asking the board for its ROM partition")
 
 
 def romfs_image(fw: Build | None, dest: Path) -> Path:
@@ -250,7 +375,7 @@ def copy_and_provision(port: str, fw: Build, serial: int, key: bytes, romfs: Pat
                     args += ["+", "fs", "cp", "-r", str(fw.root / d), ":"]
         args += ["+", "fs", "cp", str(fw.root / "main.py"), ":main.py"]
         args += ["+", "fs", "cp", str(ident), ":data/ident.bin"]
-        _mpremote(port, *args)
+        _mpremote(port, *args, what="copying the firmware and the shoe's identity")
 
 
 def reset_and_read_hello(port: str, serial: int, key: bytes, timeout: float) -> tuple[bytes, int]:
@@ -294,6 +419,14 @@ def flash(
     use_romfs: bool = True,
 ) -> Build:
     """Run the whole procedure; returns the build. Raises FlashError/VerifyError."""
+    streaming = streaming_shoe(port, keys)
+    if streaming is not None:
+        raise FlashError(f"shoe {streaming} is streaming on {port}: a streaming shoe ignores Ctrl-C by design, "
+                         "so mpremote cannot reach its REPL; " + _maintenance_hint(port))
+    info = board_info(port)
+    check_board(info, mpy_cross_version())
+    log(f"the board runs MicroPython {'.'.join(map(str, info.version))} on {info.platform} ({info.machine}), "
+        f".mpy version {info.mpy & 0xFF}")
     with tempfile.TemporaryDirectory(prefix="cardshoe-build-") as tmp:
         fw = build(Path(tmp) / "fw")
         log(f"built {len(fw.files)} files, firmware hash {fw.fw_hash.hex()}")

@@ -2,7 +2,7 @@
 
 The order is chosen for a small heap (firmware/README.md, "Memory"): the boot-only
 code (the firmware hash, then the boot) is loaded, run and dropped before the rest of
-the shoe's code is loaded, one module at a time with a collection after each; main.py
+the shoe's code is loaded, one module at a time with a collection after each; `boot()`
 drops this module too before the shoe streams.
 """
 
@@ -75,7 +75,15 @@ def boot_shoe(board, fw):
 
 def boot(board):
     """Hash the firmware, start the board, boot the shoe; returns the Shoe (None when not
-    provisioned, False when halted). main.py then drops this module and streams with `shoe.run()`."""
+    provisioned, False when halted). Drops this module (boot-only) before it returns;
+    main.py then streams with `shoe.run()`."""
+    try:
+        return _boot(board)
+    finally:
+        _drop("run")
+
+
+def _boot(board):
     fw = firmware_hash(board.root)
     board.start()
     from app.store import StorageError

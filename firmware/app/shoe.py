@@ -14,7 +14,6 @@ import gc
 import struct
 import time
 
-import micropython
 import wire
 from micropython import const
 
@@ -544,16 +543,13 @@ class Shoe:
         return busy
 
     def run(self, idle_ms=10):
-        """Stream until the host's MAINTENANCE; returns then (the REPL follows)."""
+        """Stream until the host's MAINTENANCE; returns then (main.py goes to the REPL).
+
+        Ctrl-C is off and the watchdog armed since main.py's first statements."""
         b = self.board
         self.hello()
         b.ready(self.store.boot)
-        micropython.kbd_intr(-1)
-        b.wdt_start(8000)
-        try:
-            while not self.maintenance:
-                if not self.step():
-                    b.wait(idle_ms)
-                b.wdt_feed()  # reached only when a pass completed
-        finally:
-            micropython.kbd_intr(3)
+        while not self.maintenance:
+            if not self.step():
+                b.wait(idle_ms)
+            b.wdt_feed()  # reached only when a pass completed

@@ -34,7 +34,10 @@ def _name():
 
 
 def load():
-    """Construct the board this firmware runs on (hardware is opened by `start()`)."""
+    """Construct the board this firmware runs on (hardware is opened by `start()`).
+
+    Boot-only: this package is dropped from sys.modules (the board's own module stays,
+    held by the board), so that its code goes back to the heap once main.py lets go."""
     name = _name()
     if name == "pico":
         from boards.pico import Board
@@ -42,4 +45,5 @@ def load():
         from boards.unix import Board
     else:
         raise ValueError("unknown board " + name)
+    sys.modules.pop("boards", None)
     return Board()

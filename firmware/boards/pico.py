@@ -40,10 +40,21 @@ Behaviour on this board
 - Barcode lines are handed out as read (up to 16 bytes, without CR/LF); the app
   validates them (``drivers.barcode.parse_barcode`` / ``app.deck``), as on the unix
   board. Lines longer than 16 bytes are dropped by the driver.
-- The watchdog: ``wdt_start(ms)`` starts ``machine.WDT`` (at most 8388 ms on the
-  RP2040); ``wdt_feed()`` is the only place it is fed, and the app calls it from its
-  healthy main loop only. ``close()`` stops it (RP2040 WATCHDOG CTRL.ENABLE cleared
-  through its atomic clear alias) so that the REPL after MAINTENANCE is not reset.
+- The watchdog: main.py arms ``machine.WDT`` before anything else is loaded;
+  ``wdt_start(ms)`` takes it over (``machine.WDT`` again, capped at the chip's maximum:
+  8388 ms on the RP2040, 16777 on the RP2350); ``wdt_feed()`` is the only place it is
+  fed, and the app calls it from its healthy main loop only. ``machine`` cannot stop
+  it: ``wdt_stop()`` (and ``close()``) clears WATCHDOG CTRL.ENABLE through the atomic
+  clear alias of the chip it runs on (RP2040 at 0x40058000, RP2350 at 0x400D8000; the
+  RP2040's address is the RP2350's PLL_USB), so that the REPL after MAINTENANCE or a
+  key held at boot is not reset. On a chip it does not know it writes nothing and
+  returns False (the REPL is then reset within the timeout).
+- USB writes: a Pico's USB stack blocks a write up to 500 ms per 64-byte chunk while
+  the host does not read (``mphalport.h``), and RFID reads are missed meanwhile. A
+  frame is written whole while the host keeps up; once a write came back short or
+  slow, the board writes a byte at a time, each only when ``poll`` says the CDC has
+  room, and drops the rest of a frame when it has none (the outbox resends it). So
+  a host that stops reading costs at most one blocked write (500 ms), not one per frame.
 - ``reset_cause`` maps ``machine.reset_cause()`` to SPEC HELLO codes (1 power on,
   2 watchdog, 3 soft, 4 hard, 5 deep sleep; 0 unknown). A soft reboot (Ctrl-D) does
   not reset the RP2040, so it reports the cause of the last real reset.
@@ -90,10 +101,18 @@ RFID_EVERY_MS = const(5)
 RFID_CARD_TIMEOUT_MS = const(2)  # a type A card answers within ~0.1 ms
 LID_DEBOUNCE_MS = const(50)
 BLINK_MS = const(250)
-WRITE_TIMEOUT_MS = const(1000)
-WDT_MAX_MS = const(8388)
-_WATCHDOG_CTRL_CLR = const(0x40058000 + 0x3000)  # RP2040 WATCHDOG CTRL, atomic clear
-_WATCHDOG_ENABLE = const(1 << 30)
+SLOW_WRITE_MS = const(20)  # a whole-frame write that took longer met a full CDC FIFO
+_WATCHDOG_CLR = const(0x3000)  # atomic clear alias of a register (both chips)
+_WATCHDOG_ENABLE = const(1 << 30)  # WATCHDOG CTRL.ENABLE (both chips)
+
+
+def _chip():
+    """2040, 2350 or 0 (unknown) from the port's machine name ("... with RP2040")."""
+    m = sys.implementation._machine
+    return 2350 if "RP2350" in m else 2040 if "RP2040" in m else 0
+
+
+CHIP = _chip()
 
 _EV_NONE = const(0)
 _EV_RFID = const(1)
@@ -169,6 +188,9 @@ class Board:
         self._led_at = 0
         self._wdt = None
         self._started = False
+        self._stalled = False  # the host stopped reading: write only what the CDC takes
+        self._out_poll = None
+        self._byte = bytearray(1)
 
     # -- life cycle -------------------------------------------------------
     def _make_keys(self):
@@ -231,11 +253,7 @@ class Board:
         self._started = True
 
     def close(self):
-        if self._wdt is not None:
-            # machine.WDT cannot be stopped by API; the RP2040 register can. Without
-            # this the REPL that follows MAINTENANCE would be reset within seconds.
-            machine.mem32[_WATCHDOG_CTRL_CLR] = _WATCHDOG_ENABLE
-            self._wdt = None
+        self.wdt_stop()
         if self._sensor is not None and self._sensor._pin is not None:
             self._sensor._pin.irq(handler=None)
         if self._rfid is not None and self._rfid_ok:
@@ -274,15 +292,31 @@ class Board:
             n += 1
         return n
 
+    def _room(self):
+        p = self._out_poll
+        if p is None:
+            p = self._out_poll = select.poll()
+            p.register(self._out, select.POLLOUT)
+        for _obj, ev in p.ipoll(0):
+            return ev & select.POLLOUT
+        return 0
+
     def write_serial(self, mv):
         total = len(mv)
-        done = self._out.write(mv) or 0
-        if done >= total:
+        if not self._stalled:
+            t = time.ticks_ms()
+            done = self._out.write(mv) or 0
+            if done >= total and time.ticks_diff(time.ticks_ms(), t) < SLOW_WRITE_MS:
+                return
+            self._stalled = True  # the host is not keeping up; the outbox resends the frame
             return
-        deadline = time.ticks_add(time.ticks_ms(), WRITE_TIMEOUT_MS)
-        while done < total and time.ticks_diff(deadline, time.ticks_ms()) > 0:
-            done += self._out.write(mv[done:]) or 0
-        # Past the deadline the host is not reading: the outbox resends what it lacks.
+        # Stalled: never a write that waits. A byte at a time while the CDC has room.
+        one = self._byte
+        for i in range(total):
+            one[0] = mv[i]
+            if not self._room() or not self._out.write(one):
+                return  # the rest of the frame is dropped: the outbox resends it
+        self._stalled = False  # a whole frame went out without waiting
 
     def wait(self, ms):
         deadline = time.ticks_add(time.ticks_ms(), ms)
@@ -317,7 +351,19 @@ class Board:
             self._sensor.set_debounce(ms)
 
     def wdt_start(self, ms):
-        self._wdt = machine.WDT(timeout=ms if ms <= WDT_MAX_MS else WDT_MAX_MS)
+        top = 16777 if CHIP == 2350 else 8388
+        self._wdt = machine.WDT(timeout=ms if ms <= top else top)
+
+    def wdt_stop(self):
+        """Stop the watchdog (machine.WDT cannot): True when it is stopped."""
+        if self._wdt is None:
+            return True
+        base = 0x40058000 if CHIP == 2040 else 0x400D8000 if CHIP == 2350 else 0
+        if not base:
+            return False
+        machine.mem32[base + _WATCHDOG_CLR] = _WATCHDOG_ENABLE
+        self._wdt = None
+        return True
 
     def wdt_feed(self):
         if self._wdt is not None:

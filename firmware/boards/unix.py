@@ -41,8 +41,10 @@ Methods:
     ready(boot)        the app is streaming under boot counter `boot`
     led(mode)          status LED: 0 off, 1 on, 2 blink
     set_debounce(ms)   exit-sensor debounce time
-    wdt_start(ms)      start the watchdog (never stops); wdt_feed() feeds it
-    close()            release the hardware before returning to the REPL
+    wdt_start(ms)      take over the watchdog main.py armed (machine.WDT), `ms`
+                       capped at the chip's maximum; wdt_feed() feeds it
+    close()            release the hardware and stop the watchdog (machine.WDT
+                       cannot: a chip register) before returning to the REPL
 
 This board: serial is the process's stdin/stdout (the pseudo-terminal of the
 virtual board, set raw here); the reader, exit sensor, keys and fault conditions
@@ -51,7 +53,9 @@ INTERFACES.md, "The sim channel": `rfid HEX`, `barcode TEXT`, `exit`, `key NAME`
 `jam on|off`, `lid open|closed`, `reader ok|fail`; we answer `ready BOOT` and
 `led off|on|blink`), reconnecting when the bench goes away. Flash is whatever
 filesystem is mounted at the current directory (the virtual board mounts a
-littlefs2 image at `/`). No watchdog: wdt_* do nothing. Environment:
+littlefs2 image at `/`). The watchdog is `machine.WDT` where `machine` has one (the
+virtual board's launcher serves one, with a `stop()` for what a Pico does by register);
+the bare unix port has none and wdt_* do nothing. Environment:
 `CARDSHOE_KEY_HELD=1` means a key is held at boot; `CARDSHOE_RESET_CAUSE=N`
 overrides the reset cause (default 1, power on); `CARDSHOE_ROOT` the root prefix.
 """
@@ -125,6 +129,7 @@ class Board:
         self._in_poll = select.poll()  # stdin only: read_serial()
         self._one = bytearray(1)
         self._tty_saved = None
+        self._wdt = None
 
     # -- life cycle -------------------------------------------------------
     def start(self):
@@ -150,6 +155,9 @@ class Board:
         self._connect()
 
     def close(self):
+        if self._wdt:
+            self._wdt.stop()  # the virtual board's stand-in for the chip's register
+            self._wdt = None
         if self._sock is not None:
             self._sock.close()
             self._sock = None
@@ -208,10 +216,15 @@ class Board:
     def set_debounce(self, ms):
         pass  # the bench fires the sensor once per card: nothing to debounce
 
-    wdt_start = set_debounce  # no watchdog on this board
+    def wdt_start(self, ms):
+        import machine
+
+        if hasattr(machine, "WDT"):  # the bare unix port has none
+            self._wdt = machine.WDT(timeout=min(ms, 8388))
 
     def wdt_feed(self):
-        pass
+        if self._wdt:
+            self._wdt.feed()
 
     # -- the sim socket ---------------------------------------------------
     def _sim_send(self, data):

@@ -13,9 +13,11 @@ not have:
   starts it again, running main.py, or, if the exit came from the raw REPL (as mpremote's
   soft reset does), bringing the fresh interpreter back to the raw REPL as a board does;
 - the interrupt character: a board's USB stack turns ^C into KeyboardInterrupt unless
-  the program disabled it (`micropython.kbd_intr(-1)`). The console pty is raw, so the
-  engine sends SIGINT itself, only when the interpreter has its SIGINT handler installed
-  (which is exactly when the unix port would honour ^C), and otherwise passes the byte;
+  the program disabled it (`micropython.kbd_intr(-1)`). The engine passes every byte
+  as data; the board's launcher (`xip.py`) plays the USB stack inside the interpreter's
+  process and schedules KeyboardInterrupt as a Pico does. No signal is ever sent for ^C;
+- the watchdog: `machine.WDT` (added by the boot script, served by the launcher) resets
+  the board when the firmware stops feeding it, as the RP2040's does;
 - USB presence: output is dropped while no host has the device open (as a Pico drops
   it while DTR is low); the device vanishes on unplug(), and, by default, while the
   board is off or resetting, because a Pico's USB serial is the microcontroller itself.
@@ -41,7 +43,7 @@ from typing import Callable, TypeVar
 
 from .errors import BoardStateError, VirtualBoardError
 from . import xip
-from .flash import BOOT_SCRIPT, PICO_BLOCK_SIZE, PICO_FLASH_SIZE, PICO_ROMFS_SIZE, FlashImage, find_micropython
+from .flash import BOOT_SCRIPT, PICO_BLOCK_SIZE, PICO_FLASH_SIZE, FlashImage, find_micropython
 from .ptys import HostPort, open_raw_pty
 from .sim import Sim
 
@@ -52,7 +54,6 @@ FRIENDLY_BANNER = b'Type "help()" for more information.'
 SOFT_REBOOT = b"soft reboot\r\n"
 _FRIENDLY_PROMPT = b">>> "
 _CTRL_A = b"\x01"
-_CTRL_C = 0x03
 
 _BUFFER_CAP = 64 * 1024  # host-bound output beyond this is dropped; host input beyond it waits
 _TRANSCRIPT_CAP = 64 * 1024
@@ -65,6 +66,7 @@ _UNIX_SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux; keep a margin
 
 # CARDSHOE_RESET_CAUSE for the firmware's HELLO (SPEC: 1 power on, 3 soft reset, 4 hard reset).
 RESET_POWER_ON = 1
+RESET_WATCHDOG = 2
 RESET_SOFT = 3
 RESET_HARD = 4
 
@@ -112,8 +114,8 @@ class VirtualBoard:
         uid: bytes | None = None,
         romfs_size: int | None = None,
     ) -> None:
-        if romfs_size is None:  # a stock Pico build has none: CARDSHOE_VBOARD_ROMFS=0 makes one
-            romfs_size = int(os.environ.get("CARDSHOE_VBOARD_ROMFS", str(PICO_ROMFS_SIZE)))
+        if romfs_size is None:  # a stock Pico build has none; CARDSHOE_VBOARD_ROMFS=131072 gives one
+            romfs_size = int(os.environ.get("CARDSHOE_VBOARD_ROMFS", "0"))
         if romfs_size < 0 or romfs_size % PICO_BLOCK_SIZE:
             raise ValueError(f"romfs_size {romfs_size} must be 0 or a multiple of {PICO_BLOCK_SIZE}")
         self.workdir = Path(workdir).resolve()
@@ -122,9 +124,11 @@ class VirtualBoard:
         self.serial_follows_power = serial_follows_power
         self.tty_path = self.workdir / "tty"
         self.micropython = micropython or find_micropython()
-        # A ROM partition needs the launcher that maps it (xip.py), which runs the unix
-        # port in process: without it the board is one built without ROMFS.
-        self.romfs_size = romfs_size if micropython is None and xip.available() else 0
+        # The launcher (xip.py) runs the unix port in process: it maps a ROM partition and
+        # plays the USB stack's ^C and the watchdog. Without it (another `micropython`)
+        # the board has no ROM partition, no watchdog, and ^C is only data.
+        self.launcher = micropython is None and xip.available()
+        self.romfs_size = romfs_size if self.launcher else 0
         self.romfs_path = self.workdir / "romfs.img"
         self.uid = uid if uid is not None else os.urandom(8)
         self._engine: _Engine | None = None
@@ -235,6 +239,12 @@ class VirtualBoard:
         return engine.boots if engine is not None else 0
 
     @property
+    def watchdog_resets(self) -> int:
+        """Resets by the board's watchdog (the firmware stopped feeding `machine.WDT`)."""
+        engine = self._engine
+        return engine.watchdog_resets if engine is not None else 0
+
+    @property
     def output_dropped(self) -> int:
         """Console bytes no host received (none had the device open, or it stopped reading)."""
         engine = self._engine
@@ -296,11 +306,13 @@ class VirtualBoard:
         }
         if self.romfs_size:
             env["VBOARD_ROMFS"] = str(self.romfs_path)
+        if self.launcher:
+            env["VBOARD_USB"] = "1"
         return env
 
     def interpreter(self) -> list[str]:
         """The command that runs the board's MicroPython (before its arguments)."""
-        if self.romfs_size:
+        if self.launcher:
             return [sys.executable, xip.__file__]  # run as a file: no package imports per boot
         return [self.micropython]
 
@@ -354,6 +366,7 @@ class _Engine(threading.Thread):
         self.transcript = bytearray()
         self.transcript_total = 0
         self.dropped = 0  # console output no host received
+        self.watchdog_resets = 0  # interpreter ends the launcher reported as watchdog resets
         self._tail = b""
         self._restarts: collections.deque[float] = collections.deque(maxlen=_RESTART_BURST)
         self._restart_at: float | None = None
@@ -589,6 +602,12 @@ class _Engine(threading.Thread):
             self._reenumerate()
             self._start(KIND_MAIN, RESET_HARD)
             return
+        if rc == xip.WATCHDOG_STATUS:  # the firmware stopped feeding machine.WDT
+            with self.cond:
+                self.watchdog_resets += 1
+            self._reenumerate()
+            self._start(KIND_MAIN, RESET_WATCHDOG)
+            return
         # Ctrl-D at either REPL, machine.soft_reset() (SIGUSR2), or a crash.
         self._to_host(SOFT_REBOOT)
         kind = KIND_RAW if self.in_raw else KIND_MAIN
@@ -727,9 +746,6 @@ class _Engine(threading.Thread):
         it = self.interp
         if it is None:
             return  # a board without power hears nothing
-        if _CTRL_C in data and _sigint_caught(it.proc.pid):
-            data = data.replace(b"\x03", b"")
-            _signal(it.proc, signal.SIGINT)
         if it.gate is not None:
             self.held += data
         else:
@@ -763,18 +779,6 @@ _LIVE_BOARDS: weakref.WeakSet[VirtualBoard] = weakref.WeakSet()
 def _close_live_boards() -> None:
     for board in list(_LIVE_BOARDS):
         board.close()
-
-
-def _sigint_caught(pid: int) -> bool:
-    """True if the process has a SIGINT handler (the unix port's ^C is live)."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("SigCgt:"):
-                    return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
-    except (OSError, ValueError):
-        pass
-    return False
 
 
 def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:

@@ -137,9 +137,17 @@ class ClearIn(BaseModel):
     shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF)
 
 
+class MaintenanceIn(BaseModel):
+    model_config = _STRICT
+    supervisor: str = Field(min_length=1, max_length=80)
+    reason: str = Field(min_length=1, max_length=200)
+    shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF, description="shoe serial; default the shoe on the link")
+
+
 # Path parameters are bounded too: a refused request's round id and wager name are journaled.
 RoundId = Annotated[str, Path(max_length=64)]
 WagerName = Annotated[str, Path(max_length=40)]
+
 
 _BEARER = HTTPBearer(auto_error=False, description="the table's token")
 
@@ -325,6 +333,16 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
         except LookupError as exc:
             raise Refused(409, "shoe", str(exc), "LookupError") from None
         return {"sent": True}
+
+    @app.post("/shoe/maintenance", dependencies=auth, tags=["shoe"], status_code=202)
+    def maintenance(body: MaintenanceIn) -> dict[str, Any]:
+        """A supervisor puts the shoe into maintenance (MAINTENANCE, journaled with who and
+        why): it stops streaming and waits at the REPL for `cardshoe flash`."""
+        try:
+            serial, seq = daemon.maintenance(body.supervisor, body.reason, body.shoe)
+        except LookupError as exc:
+            raise Refused(409, "shoe", str(exc), "LookupError") from None
+        return {"sent": True, "shoe": serial, "seq": seq}
 
     @app.get("/events", dependencies=auth, tags=["events"], response_class=StreamingResponse)
     async def events(

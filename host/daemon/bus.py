@@ -54,7 +54,10 @@ def streamable(kind: str, body: dict[str, Any]) -> bool:
         return body.get("reason") in SECURITY_REASONS or (body.get("reason") == "replay" and
                                                            body.get("note") == "old boot")
     if kind == "command":
-        return body.get("type") == "command_reply" and body.get("status") != 0
+        # Refused commands, and the shoe's way into maintenance (asked, then answered).
+        if body.get("type") == "maintenance_requested":
+            return True
+        return body.get("type") == "command_reply" and (body.get("status") != 0 or body.get("command") == "MAINTENANCE")
     return False
 
 

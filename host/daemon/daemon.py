@@ -39,6 +39,7 @@ from cardshoe.protocol.frames import Frame, KeyLookup, Rejection
 from cardshoe.protocol.messages import (
     CardsFrom,
     Clear,
+    Maintenance,
     Config,
     ManifestEntry,
     NewShoe,
@@ -393,6 +394,18 @@ class Daemon:
         serial = self._shoe(shoe)
         assert self.link is not None
         self.link.send_command(serial, Clear(integrity_mask, fault_mask))
+
+    def maintenance(self, supervisor: str, reason: str, shoe: int | None = None) -> tuple[int, int]:
+        """A supervisor's request to put the shoe into maintenance (MAINTENANCE: it stops
+        streaming and waits at the REPL for `cardshoe flash`). Journaled with who asked and
+        why before it is sent; the shoe's REPLY is journaled as every command's is.
+        Returns (shoe serial, the command's seq)."""
+        serial = self._shoe(shoe)
+        assert self.link is not None
+        self._svc().record("command", {"type": "maintenance_requested", "supervisor": supervisor, "reason": reason},
+                           shoe=serial, publish=True)
+        command = self.link.send_command(serial, Maintenance())
+        return serial, command.seq
 
     def status(self) -> dict[str, Any]:
         """The daemon's state for the status endpoint."""

@@ -57,3 +57,38 @@ def test_the_real_firmware_deals_a_round_to_the_daemon(make_table) -> None:  # t
     assert snap["hands"]["seat 5"] == [parse_card(c) for c in CARDS[3:6]]
     assert snap["hands"]["dealer"] == [parse_card(c) for c in CARDS[6:9]]
     assert _cards_journaled(table) == list(range(1, 10))
+
+
+def test_a_supervisors_maintenance_request_is_journaled_and_takes_the_shoe_to_the_repl(make_table) -> None:  # type: ignore[no-untyped-def]
+    """Issue 9, item 1: the way back to the REPL through the daemon that holds the shoe.
+    The request is journaled with who asked and why, the shoe answers OK and leaves its
+    loop for the REPL (main.py returns: the unix port's process ends)."""
+    table: Table = make_table("three-card-poker", 7)
+    with tempfile.TemporaryDirectory(prefix="fw", dir="/tmp") as tmp:
+        shoe = FirmwareShoe(Path(tmp), table.plug, SERIAL, KEY)
+        try:
+            shoe.power_on()
+            wait_for(lambda: table.daemon.shoe_serial == SERIAL, 10, "the firmware's HELLO")
+            bad = table.client.post("/shoe/maintenance", json={"supervisor": "", "reason": "reflash"})
+            assert bad.status_code == 422, bad.text  # who asks is required
+            r = table.client.post("/shoe/maintenance", json={"supervisor": "S. Pit", "reason": "firmware 0.2.0"})
+            assert r.status_code == 202, r.text
+            assert r.json()["shoe"] == SERIAL
+            assert shoe.proc is not None
+            wait_for(lambda: shoe.proc is not None and shoe.proc.poll() is not None, 15, "the shoe to leave its loop")
+            assert shoe.proc.returncode == 0
+            wait_for(lambda: any(e.data().get("command") == "MAINTENANCE" for e in _commands(table)), 10,
+                     "the REPLY journaled")
+        finally:
+            shoe.close()
+    entries = [e.data() for e in _commands(table)]
+    asked = [e for e in entries if e.get("type") == "maintenance_requested"]
+    assert asked == [{"type": "maintenance_requested", "supervisor": "S. Pit", "reason": "firmware 0.2.0"}]
+    replies = [e for e in entries if e.get("command") == "MAINTENANCE"]
+    assert replies and replies[-1]["type"] == "command_reply" and replies[-1]["status"] == 0
+    assert entries.index(asked[0]) < entries.index(replies[-1])  # journaled before it was sent
+
+
+def _commands(table: Table) -> list:  # type: ignore[type-arg]
+    with JournalReader(table.config.journal) as j:
+        return list(j.entries(("command",)))

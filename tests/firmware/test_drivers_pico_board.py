@@ -208,9 +208,16 @@ print(*events(b, 20))
     assert out == ["fault:3:1", "fault:3:0", "fault:2:1", "fault:2:0 exit"]
 
 
-def test_watchdog_and_close(run) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("chip", "clear", "cap"), [
+    (2040, "[(0x4005B000, 1 << 30)]", 8388),     # RP2040 WATCHDOG CTRL, atomic clear alias
+    (2350, "[(0x400DB000, 1 << 30)]", 16777),    # RP2350: 0x40058000 is PLL_USB there
+    (0, "[]", 8388),                             # a chip it does not know: no register write
+], ids=["rp2040", "rp2350", "unknown-chip"])
+def test_watchdog_and_close(run, chip: int, clear: str, cap: int) -> None:  # type: ignore[no-untyped-def]
     out = run(
-        """
+        f"""
+pico.CHIP = {chip}
+machine.wdt_max[0] = {cap}
 b = pico.Board(stdout=out)
 b.start()
 b.wdt_feed()                         # before start: nothing to feed, no error
@@ -219,11 +226,11 @@ w = machine.wdts[0]
 b.wdt_feed(); b.wdt_feed()
 print(w.timeout, w.feeds)
 b.close()
-print(machine.mem32_writes == [(0x4005B000, 1 << 30)], machine.spis[0].deinited, machine.uarts[0].deinited)
+print(machine.mem32_writes == {clear}, machine.spis[0].deinited, machine.uarts[0].deinited)
 print(machine.pins[15].handler is None, machine.chip.regs[0x14] & 3)
 """
     )
-    assert out == ["8388 2", "True True True", "True 0"]
+    assert out == [f"{cap} 2", "True True True", "True 0"]
 
 
 def test_serial_over_stdin_and_stdout(run) -> None:  # type: ignore[no-untyped-def]
@@ -305,3 +312,52 @@ print(seen[1], seen[2], seen[3])
 """
     )
     assert out == ["1 1 1"]
+
+
+def test_a_host_that_stops_reading_blocks_the_board_once_not_per_frame(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 9, item 8. The USB CDC as rp2 has it (`mphalport.h`, rp2-port-facts): a
+    write waits (500 ms there, 30 ms here) for room for its chunk, then gives up having
+    written nothing; `poll` says POLLOUT while there is any room. The host stops reading:
+    the board may block once when it meets the full FIFO, never again while the host
+    stays away; once the host reads again frames go out whole."""
+    out = run(
+        """
+import io, select
+class Cdc(io.IOBase):
+    def __init__(self, size):
+        self.size = size
+        self.fifo = bytearray()
+        self.blocks = 0
+        self.sent = bytearray()
+    def ioctl(self, req, arg):
+        if req == 3:  # MP_STREAM_POLL
+            return arg & select.POLLOUT if len(self.fifo) < self.size else 0
+        return 0
+    def write(self, buf):
+        n = len(buf)
+        if n > self.size - len(self.fifo):
+            self.blocks += 1
+            time.sleep_ms(30)
+            return 0
+        self.fifo.extend(buf)
+        return n
+    def host_reads(self):
+        self.sent.extend(self.fifo)
+        self.fifo = bytearray()
+cdc = Cdc(256)
+b = pico.Board(stdout=cdc)
+frame = memoryview(bytes(range(1, 41)))
+for i in range(6):                   # 240 bytes: the host reads nothing, the FIFO fills
+    b.write_serial(frame)
+t = time.ticks_ms()
+for i in range(50):                  # the host is gone: these must not wait
+    b.write_serial(frame)
+print('blocks', cdc.blocks, time.ticks_diff(time.ticks_ms(), t) < 200)
+cdc.host_reads()
+for i in range(5):
+    b.write_serial(frame)
+    cdc.host_reads()
+print('tail whole', bytes(cdc.sent[-200:]) == bytes(frame) * 5, cdc.blocks)
+"""
+    )
+    assert out == ["blocks 1 True", "tail whole True 1"]

@@ -76,7 +76,7 @@ def test_flashing_a_romfs_board_with_files_and_back_verifies_each_time(tmp_path:
     they would shadow the image: sys.path has the flash first)."""
     vboard = pytest.importorskip("cardshoe.hil.vboard")
     keys = KeyStore(tmp_path / "keys")
-    with vboard.VirtualBoard(tmp_path / "vb") as vb:
+    with vboard.VirtualBoard(tmp_path / "vb", romfs_size=128 * 1024) as vb:
         vb.power_on()
         flashing.flash(str(vb.tty_path), 9, keys, log=lambda _: None)
         assert b"shoe.mpy" in vb.romfs_path.read_bytes()

@@ -348,3 +348,130 @@ def test_a_broken_image_is_reported_not_reformatted(board: VirtualBoard) -> None
     with pytest.raises(FlashError):
         board.flash.check()
     assert board.flash.path.read_bytes()[: 2 * board.flash.block_size] == bytes(2 * board.flash.block_size)
+
+
+# ^C as a Pico's USB stack delivers it (issue 9, item 2): KeyboardInterrupt only while
+# kbd_intr has it set, data otherwise, and never a signal to the board's process.
+INTERRUPT_MAIN = """\
+import micropython, sys, time
+micropython.kbd_intr(-1)
+print("off")
+t = time.ticks_ms()
+while time.ticks_diff(time.ticks_ms(), t) < 300:
+    pass
+got = b""
+import select
+p = select.poll()
+p.register(sys.stdin, select.POLLIN)
+while p.poll(0):
+    got += sys.stdin.buffer.read(1)
+print("data %r" % got)
+micropython.kbd_intr(3)
+print("live")
+try:
+    while True:
+        pass
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_ctrl_c_is_data_while_off_and_keyboardinterrupt_while_on(board: VirtualBoard) -> None:
+    board.flash.create()
+    board.flash.write("/main.py", INTERRUPT_MAIN.encode())
+    mark = board.output_mark()
+    board.power_on()
+    with serial.Serial(str(board.tty_path), timeout=5) as port:
+        board.wait_output(b"off", timeout=10, since=mark)
+        port.write(b"a\x03b")
+        board.wait_output(b"data b'a\\x03b'", timeout=10, since=mark)
+        board.wait_output(b"live", timeout=10, since=mark)
+        port.write(b"\x03")
+        board.wait_output(b"interrupted", timeout=10, since=mark)
+    assert board.boots == 1  # the process was never signalled: no restart
+
+
+# A firmware that turns ^C off first thing (as firmware/main.py does) and then says so.
+STORM_MAIN = """\
+import micropython
+
+
+def off():
+    try:
+        micropython.kbd_intr(-1)
+        if micropython:
+            return
+    except:
+        return off()
+
+
+off()
+print("main up")
+while True:
+    pass
+"""
+
+
+def test_a_stream_of_ctrl_c_through_power_on_never_kills_the_board(board: VirtualBoard) -> None:
+    """The host writes ^C without pause while the board powers on: with a SIGINT per ^C
+    the launcher's CPython start-up died ("Fatal Python error ... KeyboardInterrupt") and
+    the board restarted; a Pico's USB stack only schedules KeyboardInterrupt."""
+    board.flash.create()
+    board.flash.write("/main.py", STORM_MAIN.encode())
+    for attempt in range(3):
+        mark = board.output_mark()
+        board.power_on()
+        with serial.Serial(str(board.tty_path), timeout=0, write_timeout=0) as port:
+            deadline = time.monotonic() + 20
+            up = False
+            while time.monotonic() < deadline and not up:
+                try:
+                    port.write(b"\x03" * 64)
+                except serial.SerialTimeoutException:
+                    pass
+                port.reset_input_buffer()
+                try:
+                    board.wait_output(b"main up", timeout=0.005, since=mark)
+                    up = True
+                except Exception:
+                    pass
+            assert up, board.transcript()[-400:]
+            for _ in range(50):  # and more ^C once it runs
+                port.write(b"\x03" * 64)
+                time.sleep(0.002)
+        assert b"Fatal Python error" not in board.transcript()
+        assert b"Traceback" not in board.transcript()
+        board.power_off()
+    assert board.boots == 3
+
+
+# The board's watchdog (machine.WDT, served by the launcher): a firmware that stops
+# feeding it is reset (HELLO reset cause 2), and only the chip's register stops it.
+WDT_MAIN = """\
+import machine, os
+w = machine.WDT(timeout=300)
+print("armed cause %s" % os.getenv("CARDSHOE_RESET_CAUSE"))
+if "stop" in os.listdir():
+    w.stop()
+    print("stopped")
+raise RuntimeError("the firmware failed")
+"""
+
+
+def test_an_unfed_watchdog_resets_the_board_and_a_stopped_one_does_not(board: VirtualBoard) -> None:
+    board.flash.create()
+    board.flash.write("/main.py", WDT_MAIN.encode())
+    mark = board.output_mark()
+    board.power_on()
+    board.wait_output(b"armed cause 1", timeout=10, since=mark)
+    board.wait_output(b"armed cause 2", timeout=10, since=mark)  # reset by the watchdog, main.py again
+    assert board.watchdog_resets >= 1
+    board.power_off()
+    board.flash.write("/stop", b"")
+    resets = board.watchdog_resets
+    mark = board.output_mark()
+    board.power_on()
+    board.wait_output(b"stopped", timeout=10, since=mark)
+    boots = board.boots
+    time.sleep(1.0)  # three timeouts: a running watchdog would have reset it by now
+    assert board.watchdog_resets == resets and board.boots == boots

@@ -7,8 +7,26 @@
 #   micropython vboard_boot.py --tool (format|check|ls|get|put) ...
 #
 # Boot: mount the littlefs2 image at "/" (replacing the host filesystem, so nothing the
-# firmware or mpremote does can touch the host), give `machine` the reset functions a
-# board has, run main.py like a board, then `-i` drops into the REPL.
+# firmware or mpremote does can touch the host), give `machine` the reset functions and
+# the watchdog a board has, run main.py like a board, then `-i` drops into the REPL.
+#
+# ^C: a Pico's own start-up is C code with the interrupt character off; MicroPython
+# turns it on only to run main.py (pyexec). The unix port turns it on for this whole
+# script, so it is turned off first (retried under its own `try` if a ^C got in before
+# it: a bare `except` has no test, where a second one could escape) and back on for main.py.
+import micropython
+
+
+def _ctrl_c_off():
+    try:
+        micropython.kbd_intr(-1)
+        if micropython:  # a jump: a KeyboardInterrupt scheduled before is raised here
+            return
+    except:  # noqa: E722
+        return _ctrl_c_off()
+
+
+_ctrl_c_off()
 import os
 import sys
 import vfs
@@ -143,6 +161,7 @@ class _Machine:
     def __init__(self, real, uid):
         self._real = real
         self._uid = uid
+        self._wdt = _Wdt  # the module's globals are deleted after boot
 
     def __getattr__(self, name):
         return getattr(self._real, name)
@@ -164,6 +183,38 @@ class _Machine:
 
     def unique_id(self):
         return self._uid
+
+    def WDT(self, id=0, timeout=5000):
+        return self._wdt(timeout)
+
+
+class _Wdt:
+    """machine.WDT as on rp2 (timeout in ms, at most 8388 as on the RP2040; no way to stop
+    it through `machine`), served by the launcher (cardshoe.hil.vboard.xip): its two u32
+    words, outside the heap, are the timeout (0 = not armed) and a feed counter."""
+
+    def __init__(self, timeout):
+        import os
+        import uctypes
+
+        if not 1 <= timeout <= 8388:
+            raise ValueError("timeout")
+        address = os.getenv("VBOARD_WDT_ADDR")
+        self._w = None
+        if address:  # without the launcher there is no watchdog
+            self._w = uctypes.struct(int(address, 16), {"timeout": uctypes.UINT32 | 0, "feeds": uctypes.UINT32 | 4})
+            self.feed()
+            self._w.timeout = timeout
+
+    def feed(self):
+        w = self._w
+        if w is not None:
+            w.feeds = (w.feeds + 1) & 0xFFFFFF
+
+    def stop(self):
+        # What the firmware does on a Pico by clearing the chip's watchdog CTRL.ENABLE.
+        if self._w is not None:
+            self._w.timeout = 0
 
 
 def _boot():
@@ -241,14 +292,25 @@ if len(sys.argv) > 1 and sys.argv[1] == "--tool":
 else:
     _run_main = _boot()
     # Leave main.py and the REPL a namespace as bare as a board's.
-    del _boot, _tool, _copy, _lfs, _rom, _Machine, _Vfs, FileBlockDevice, _BLOCK_ERASED, _ROMFS_MAGIC, _ROM_BLOCK
-    del os, sys, vfs
+    del _boot, _tool, _copy, _lfs, _rom, _Machine, _Wdt, _Vfs, FileBlockDevice, _BLOCK_ERASED, _ROMFS_MAGIC, _ROM_BLOCK
+    del os, sys, vfs, _ctrl_c_off
     import gc
 
     gc.collect()
     del gc
     if _run_main:
         del _run_main
-        execfile("main.py")
+        # main.py is read and compiled first, then ^C turned on, as pyexec does for it. On
+        # a Pico the flash is read by C code, where a pending KeyboardInterrupt is not
+        # raised (only at the program's first jump); here the block device is Python
+        # (FileBlockDevice), whose jumps would raise it before main.py runs at all.
+        with open("main.py") as _f:
+            _main = compile(_f.read(), "main.py", "exec")
+        del _f
+        micropython.kbd_intr(3)
+        del micropython
+        exec(_main)
     else:
         del _run_main
+        micropython.kbd_intr(3)
+        del micropython

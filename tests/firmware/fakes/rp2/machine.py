@@ -102,10 +102,13 @@ class UART(FakeUART):
         self.deinited = True
 
 
+wdt_max = [8388]  # the chip's machine.WDT maximum (RP2040; 16777 on the RP2350)
+
+
 class WDT:
     def __init__(self, id=0, timeout=5000):
-        if timeout > 8388:
-            raise ValueError("rp2 watchdog timeout above 8388 ms")
+        if timeout > wdt_max[0]:
+            raise ValueError("rp2 watchdog timeout above the chip's maximum")
         self.timeout = timeout
         self.feeds = 0
         wdts.append(self)
