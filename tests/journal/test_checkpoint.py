@@ -188,3 +188,22 @@ def test_the_daemon_checkpoints_at_stop_starts_from_it_and_warns_on_a_damaged_on
         assert warnings and f"checkpoint {eid}" in warnings[0].getMessage(), caplog.text
     finally:
         again.stop()
+
+
+def test_entries_are_read_in_pages_and_none_is_lost_or_repeated_across_pages(tmp_path: Path) -> None:
+    """`JournalReader.entries` pages (the /events backlog and replay read through it): every
+    entry once, in order, across page boundaries, with `after_id` and a kind filter."""
+    from cardshoe.journal import Journal
+    from cardshoe.journal.store import ENTRY_PAGE
+
+    path = tmp_path / "pages.sqlite"
+    n = 2 * ENTRY_PAGE + 7
+    with Journal(path) as journal:
+        def fill(conn: sqlite3.Connection) -> None:
+            for i in range(n):
+                append(conn, "link" if i % 3 else "event", {"type": "x", "i": i}, t_ns=i)
+        journal.write(fill)
+    with JournalReader(path) as reader:
+        assert [e.data()["i"] for e in reader.entries()] == list(range(n))
+        assert [e.data()["i"] for e in reader.entries(("link",))] == [i for i in range(n) if i % 3]
+        assert [e.data()["i"] for e in reader.entries(after_id=ENTRY_PAGE + 1)] == list(range(ENTRY_PAGE + 1, n))
