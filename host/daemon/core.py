@@ -110,6 +110,12 @@ class ShoeSession:
     not_durable_at: set[tuple[int, int]] = field(default_factory=set)
     """(shoe_no, index) of those cards: a reboot may lose them from the shoe's count, as it said."""
 
+    def forget_other_sessions(self) -> None:
+        """Drop the cards of sessions other than the current one: a card of another session is
+        refused before its place is looked at (`card_from_other_session`), so they are never
+        read again, and kept they would grow the state with every shoe ever dealt."""
+        self.cards = {k: v for k, v in self.cards.items() if k[0] == self.shoe_no}
+
     def fault_names(self) -> list[str]:
         """The active faults by name (SPEC 5 FAULT codes)."""
         return [name for code, name in FAULT_NAMES.items() if self.faults & (1 << code)]
@@ -130,26 +136,26 @@ class _Frozen:
         self.data = data
 
 
-class RoundBook(dict[str, Round]):
-    """The rounds of a core restored from a checkpoint: settled rounds come back frozen (their
-    pickle) and are thawed on first use, so a start costs the same whatever the history
-    (issue 15). Reads through `get`, `[]`, `items` and `values` always see `Round`s."""
+class FrozenBook(dict[str, Any]):
+    """Rounds or settlements of a core restored from a checkpoint: settled ones come back frozen
+    (their pickle) and are thawed on first use, so a start costs the same whatever the history
+    (issue 15). Reads through `get`, `[]`, `items` and `values` always see thawed values."""
 
-    def __getitem__(self, rid: str) -> Round:
-        value: Any = dict.__getitem__(self, rid)
+    def __getitem__(self, key: str) -> Any:
+        value: Any = dict.__getitem__(self, key)
         if isinstance(value, _Frozen):
             value = pickle.loads(value.data)
-            dict.__setitem__(self, rid, value)
-        return value  # type: ignore[no-any-return]
+            dict.__setitem__(self, key, value)
+        return value
 
-    def get(self, rid: str, default: Any = None) -> Any:
-        return self[rid] if dict.__contains__(self, rid) else default
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if dict.__contains__(self, key) else default
 
     def values(self) -> Any:
-        return [self[rid] for rid in self]
+        return [self[key] for key in self]
 
     def items(self) -> Any:
-        return [(rid, self[rid]) for rid in self]
+        return [(key, self[key]) for key in self]
 
 
 def _event(rid: str | None, etype: str, **fields: Any) -> Derived:
@@ -180,8 +186,9 @@ class TableCore:
         self.settlements: dict[str, dict[str, Any]] = {}
         # A jackpot pool given when re-settling a round closed without one (see `_settle`).
         self.pool_given_late: dict[str, int] = {}
-        # Settled rounds' pickles, made once for checkpoints; dropped when a round changes.
-        self._frozen: dict[str, bytes] = {}
+        # Settled rounds' pickles (round, settlement), made once for checkpoints; dropped when
+        # a round changes.
+        self._frozen: dict[str, tuple[bytes, bytes]] = {}
 
     # -- checkpoints (cardshoe.journal.checkpoint) -------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -190,27 +197,36 @@ class TableCore:
         it cost what the open rounds and shoes cost, not the whole history (issue 15)."""
         state = {k: v for k, v in self.__dict__.items() if k != "_frozen"}
         book: dict[str, Any] = {}
+        paid: dict[str, Any] = {}
         for rid in self.rounds:
             value: Any = dict.__getitem__(self.rounds, rid)
-            if (not isinstance(value, _Frozen) and value is not self.current
-                    and value.status is rounds.RoundStatus.SETTLED and rid in self.settlements):
-                data = self._frozen.get(rid)
-                if data is None:
-                    data = self._frozen[rid] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-                value = _Frozen(data)
-            book[rid] = value
-        state["rounds"] = book
+            if isinstance(value, _Frozen):
+                book[rid] = value
+                continue
+            if value is not self.current and value.status is rounds.RoundStatus.SETTLED and rid in self.settlements:
+                frozen = self._frozen.get(rid)
+                if frozen is None:
+                    frozen = self._frozen[rid] = (pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL),
+                                                  pickle.dumps(self.settlements[rid], protocol=pickle.HIGHEST_PROTOCOL))
+                book[rid], paid[rid] = _Frozen(frozen[0]), _Frozen(frozen[1])
+            else:
+                book[rid] = value
+        # In the settlements' own order (the order is part of the state).
+        paid = {rid: paid[rid] if rid in paid else dict.__getitem__(self.settlements, rid) for rid in self.settlements}
+        state["rounds"], state["settlements"] = book, paid
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.rounds = RoundBook(state["rounds"])
+        self.rounds = FrozenBook(state["rounds"])
+        self.settlements = FrozenBook(state["settlements"])
         self._frozen = {}
 
     def canonical_state(self) -> dict[str, Any]:
         """The state for comparing two cores (the checkpoint audit): every round thawed, no caches."""
         state = {k: v for k, v in self.__dict__.items() if k != "_frozen"}
         state["rounds"] = {rid: self.rounds[rid] for rid in self.rounds}
+        state["settlements"] = {rid: self.settlements[rid] for rid in self.settlements}
         return state
 
     # -- frames ----------------------------------------------------------------------
@@ -280,6 +296,7 @@ class TableCore:
                 # `Daemon._reconcile_loading`.)
                 session.shoe_no, session.deck_id = shoe_no, int(msg["deck_id"])
                 session.next_index, session.pending, session.known_dealt = dealt + 1, {}, dealt
+                session.forget_other_sessions()
                 out.append(_event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
                                   next_index=dealt + 1))
             else:
@@ -320,6 +337,7 @@ class TableCore:
             # A shoe session this journal never saw loaded (nor in a HELLO): it starts here.
             # The cards before this one were dealt before this journal; none is asked for.
             session.shoe_no, session.next_index, session.pending, session.known_dealt = shoe_no, index, {}, index
+            session.forget_other_sessions()
             out.append(_event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
                               next_index=index))
         if shoe_no != session.shoe_no:
@@ -428,6 +446,7 @@ class TableCore:
         if msg["reason"] == 1:  # shoe loaded
             session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
             session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+            session.forget_other_sessions()
         integrity = int(msg["integrity"])
         if self.current is None or not integrity & (8 | 16):
             # Duplicate, foreign and unread cards are flagged from their own card frames.
@@ -489,6 +508,7 @@ class TableCore:
                 session = self.shoes.setdefault(int(body["shoe"]), ShoeSession())
                 session.shoe_no, session.deck_id = int(body["shoe_no"]), int(body["deck_id"])
                 session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+                session.forget_other_sessions()
                 loaded = [_event(self._round_id(), "shoe_loaded", shoe=body["shoe"], shoe_no=body["shoe_no"],
                                  deck_id=body["deck_id"])]
                 dealt = int(body.get("dealt", 0))

@@ -57,7 +57,7 @@ def _continue(core: TableCore) -> list[str]:
     index = max(s.next_index for s in core.shoes.values())
     for text in ["Jc"]:  # the ninth card: 3 for each of seats 1, 2 and the dealer
         t += 1_000_000
-        msg: dict[str, Any] = {"type": "CARD", "shoe_no": 1, "index": index, "code": _code(text), "raw": f"{index:08x}",
+        msg: dict[str, Any] = {"type": "CARD", "shoe_no": core.shoes[1].shoe_no, "index": index, "code": _code(text), "raw": f"{index:08x}",
                                "t_ms": index, "card_deck": 7, "method": 1, "flags": 0}
         index += 1
         out += [canonical_json(d.body) for d in core.apply_frame(1, msg, t).derived]
