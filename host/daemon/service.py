@@ -142,6 +142,7 @@ class TableService:
                 return [Published(eid, t_ns, "checkpoint", "checkpoint", None, body)]
 
             written = self._commit(write)
+            self.core.checkpoint_written(written[0].id)
             return written[0].id
 
     # -- inputs ----------------------------------------------------------------------

@@ -30,6 +30,7 @@ import json
 import pickle
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 FORMAT = 1
@@ -125,3 +126,26 @@ def load(entry_id: int, body: Any, blob: bytes | None) -> Any:
     if not isinstance(core, TableCore):
         raise CheckpointInvalid(f"checkpoint {entry_id}: its state is a {type(core).__qualname__}, not a table core")
     return core
+
+
+class ArchiveLoader:
+    """Reads the stored core of an earlier checkpoint entry of the journal at `path`, checked
+    as `load` checks, for the settled rounds a later checkpoint refers to rather than copies.
+    Keeps the last one read (rounds are read in runs from the same checkpoint)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._last: tuple[int, Any] | None = None
+
+    def __call__(self, entry_id: int) -> Any:
+        if self._last is not None and self._last[0] == entry_id:
+            return self._last[1]
+        from cardshoe.journal.store import JournalReader
+
+        with JournalReader(self.path) as reader:
+            entry = reader.entry(entry_id)
+        if entry is None or entry.kind != "checkpoint":
+            raise CheckpointInvalid(f"checkpoint {entry_id}: no such checkpoint in {self.path}")
+        core = load(entry_id, entry.data(), entry.raw)
+        self._last = (entry_id, core)
+        return core

@@ -105,7 +105,7 @@ def _replay(path: Path, core: Any, check: bool, after_id: int = 0) -> tuple[Repl
                 report.link_events += 1
             elif entry.kind == "checkpoint":
                 report.checkpoints += 1
-                problem = _check_checkpoint(entry, core)
+                problem = _check_checkpoint(path, entry, core)
                 if problem is not None:
                     report.mismatches.append(problem)
     for want, (source, kind, rid, body) in zip(expected, produced):
@@ -122,16 +122,17 @@ def _replay(path: Path, core: Any, check: bool, after_id: int = 0) -> tuple[Repl
     return report, core
 
 
-def _check_checkpoint(entry: Entry, core: Any) -> str | None:
+def _check_checkpoint(path: Path, entry: Entry, core: Any) -> str | None:
     """What is wrong with a checkpoint against the state rebuilt up to it, or None: its
     stored state is loaded and walked canonically beside the rebuilt one."""
     from cardshoe.journal import checkpoint
 
     try:
         stored = checkpoint.load(entry.id, entry.data(), entry.raw)
+        stored.set_archive(checkpoint.ArchiveLoader(path))
         want, have = checkpoint.state_digest(stored), checkpoint.state_digest(core)
-    except (checkpoint.CheckpointInvalid, ValueError, TypeError) as exc:
-        return str(exc)
+    except (checkpoint.CheckpointInvalid, LookupError, ValueError, TypeError) as exc:
+        return f"checkpoint {entry.id}: {exc}" if not str(exc).startswith("checkpoint ") else str(exc)
     if want != have:
         return (f"checkpoint {entry.id}: its stored state (digest {want[:16]}) is not the state replay rebuilt "
                 f"up to it (digest {have[:16]})")
@@ -151,6 +152,7 @@ def restore(path: Path, fresh: Any) -> tuple[ReplayReport, Any, str | None]:
         if latest is not None:
             body = latest.data()
             core = checkpoint.load(latest.id, body, latest.raw)
+            core.set_archive(checkpoint.ArchiveLoader(path))
             report, core = replay(path, core, after_id=latest.id)
             report.started_from = latest.id
             return report, core, None

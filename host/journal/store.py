@@ -545,6 +545,12 @@ class JournalReader:
                 return
             params[0] = rows[-1][0]
 
+    def entry(self, entry_id: int) -> Entry | None:
+        """The entry with this id, or None."""
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id = ?", (entry_id,)).fetchone()
+        return None if row is None else _row_entry(row)
+
     def last(self, kind: str) -> Entry | None:
         """The latest entry of `kind`, or None."""
         with self._lock:
