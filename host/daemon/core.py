@@ -162,7 +162,7 @@ class FrozenBook(dict[str, Any]):
             if self.loader is None:
                 raise LookupError(f"{key}: kept in checkpoint {value.entry}, and no journal to read it from")
             old = self.loader(value.entry)
-            book = old.settlements if value.settlement else old.rounds
+            book: dict[str, Any] = old.settlements if value.settlement else old.rounds
             value = dict.__getitem__(book, key)
         if isinstance(value, _Frozen):
             value = pickle.loads(value.data)
