@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 
 #: Inputs between two checkpoints: a start replays at most this many (issue 15).
-CHECKPOINT_EVERY = 2000
+CHECKPOINT_EVERY = 1000
 
 
 class ServiceFailed(RuntimeError):
