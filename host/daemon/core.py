@@ -229,7 +229,11 @@ class TableCore:
         for rid in self.rounds:
             value: Any = dict.__getitem__(self.rounds, rid)
             if isinstance(value, (_Frozen, _Archived)):
-                book[rid], paid[rid] = value, dict.__getitem__(self.settlements, rid)
+                where = self._archived.get(rid)
+                if isinstance(value, _Frozen) and where is not None:  # stored whole where it came from
+                    book[rid], paid[rid] = _Archived(where, False), _Archived(where, True)
+                else:
+                    book[rid], paid[rid] = value, dict.__getitem__(self.settlements, rid)
                 continue
             if value is not self.current and value.status is rounds.RoundStatus.SETTLED and rid in self.settlements:
                 where = self._archived.get(rid)
@@ -264,6 +268,13 @@ class TableCore:
         self.settlements = FrozenBook(state["settlements"])
         self._frozen = {}
         self._pending_archive = []
+
+    def loaded_from(self, entry: int) -> None:
+        """This core was loaded from checkpoint `entry`: the rounds it stores whole are referred
+        to there by later checkpoints, not copied into each."""
+        for rid in self.rounds:
+            if isinstance(dict.__getitem__(self.rounds, rid), _Frozen):
+                self._archived[rid] = entry
 
     def set_archive(self, loader: ArchiveLoader | None) -> None:
         """Where rounds kept in earlier checkpoints are read from (the journal), once restored."""

@@ -125,6 +125,7 @@ def load(entry_id: int, body: Any, blob: bytes | None) -> Any:
                                 f"{type(exc).__name__}: {exc}") from None
     if not isinstance(core, TableCore):
         raise CheckpointInvalid(f"checkpoint {entry_id}: its state is a {type(core).__qualname__}, not a table core")
+    core.loaded_from(entry_id)
     return core
 
 

@@ -207,3 +207,21 @@ def test_entries_are_read_in_pages_and_none_is_lost_or_repeated_across_pages(tmp
         assert [e.data()["i"] for e in reader.entries()] == list(range(n))
         assert [e.data()["i"] for e in reader.entries(("link",))] == [i for i in range(n) if i % 3]
         assert [e.data()["i"] for e in reader.entries(after_id=ENTRY_PAGE + 1)] == list(range(ENTRY_PAGE + 1, n))
+
+
+def test_a_settled_round_is_stored_whole_in_one_checkpoint_and_referred_to_after_a_restart(tmp_path: Path) -> None:
+    """Checkpoints stay small: a round stored whole in one checkpoint is only referred to by
+    the later ones, also those written after a start from it (else each would copy the history)."""
+    import pickle
+    import zlib
+
+    from cardshoe.daemon.core import _Archived, _Frozen
+
+    path = _journal(tmp_path)
+    _, core, _ = restore(path, TableCore(SETUP))
+    settled = [rid for rid in core.rounds if rid in core.settlements and rid != core.current_round_id()]
+    assert len(settled) == 3
+    again = pickle.loads(zlib.decompress(checkpoint.make(core, covers=1).blob))
+    kinds = {rid: type(dict.__getitem__(again.rounds, rid)) for rid in settled}
+    assert set(kinds.values()) == {_Archived}, kinds
+    assert not any(isinstance(dict.__getitem__(again.settlements, rid), _Frozen) for rid in settled)
