@@ -165,7 +165,9 @@ class FrozenBook(dict[str, Any]):
             book: dict[str, Any] = old.settlements if value.settlement else old.rounds
             value = dict.__getitem__(book, key)
         if isinstance(value, _Frozen):
-            value = pickle.loads(value.data)
+            from cardshoe.journal.checkpoint import loads  # the same restricted unpickler as the core
+
+            value = loads(value.data)
         elif isinstance(value, _Archived):
             raise LookupError(f"{key}: checkpoint {value.entry} points to another checkpoint for it")
         dict.__setitem__(self, key, value)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import io
 import json
 import pickle
 import zlib
@@ -111,6 +112,35 @@ def check_body(entry_id: int, body: Any) -> None:
         raise CheckpointInvalid(f"checkpoint {entry_id}: blob_sha256 missing")
 
 
+#: Modules whose classes a stored core may name besides cardshoe's own. Only classes are ever
+#: resolved (and copyreg's reconstructor, which only instantiates a class it is given), never a
+#: function: an edited journal handed to `cardshoe replay` for an audit must not be able to
+#: make the auditor's process call anything (pickle would call any importable callable).
+_SAFE_MODULES = frozenset({"builtins", "collections", "fractions", "datetime", "enum", "types"})
+
+#: Builtin classes whose construction does more than build a value.
+_UNSAFE_BUILTIN_TYPES = frozenset({"type", "object", "super", "staticmethod", "classmethod", "property",
+                                   "memoryview", "open"})
+
+
+class _CoreUnpickler(pickle.Unpickler):
+    """Unpickles a table core: cardshoe's classes and plain containers, nothing callable else."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("copyreg", "_reconstructor"):
+            return super().find_class(module, name)
+        if module == "cardshoe" or module.startswith("cardshoe.") or module in _SAFE_MODULES:
+            found = super().find_class(module, name)
+            if isinstance(found, type) and not (module == "builtins" and name in _UNSAFE_BUILTIN_TYPES):
+                return found
+        raise pickle.UnpicklingError(f"a checkpoint may not name {module}.{name}")
+
+
+def loads(data: bytes) -> Any:
+    """Unpickle a part of a stored core (a settled round kept frozen), as `load` does."""
+    return _CoreUnpickler(io.BytesIO(data)).load()
+
+
 def load(entry_id: int, body: Any, blob: bytes | None) -> Any:
     """The core stored in a checkpoint entry, checked; raises `CheckpointInvalid`."""
     from cardshoe.daemon.core import TableCore
@@ -119,7 +149,7 @@ def load(entry_id: int, body: Any, blob: bytes | None) -> Any:
     if blob is None or hashlib.sha256(blob).hexdigest() != body["blob_sha256"]:
         raise CheckpointInvalid(f"checkpoint {entry_id}: its stored state is damaged (blob digest differs)")
     try:
-        core = pickle.loads(zlib.decompress(blob))
+        core = loads(zlib.decompress(blob))
     except Exception as exc:  # noqa: BLE001 - any failure to load means: do not use it
         raise CheckpointInvalid(f"checkpoint {entry_id}: its state cannot be loaded: "
                                 f"{type(exc).__name__}: {exc}") from None

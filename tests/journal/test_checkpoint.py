@@ -225,3 +225,27 @@ def test_a_settled_round_is_stored_whole_in_one_checkpoint_and_referred_to_after
     kinds = {rid: type(dict.__getitem__(again.rounds, rid)) for rid in settled}
     assert set(kinds.values()) == {_Archived}, kinds
     assert not any(isinstance(dict.__getitem__(again.settlements, rid), _Frozen) for rid in settled)
+
+
+class _Shell:
+    """A pickled payload that would run a shell command when unpickled."""
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        import os
+
+        return (os.system, ("echo unpickled > /dev/null",))
+
+
+def test_a_checkpoint_naming_anything_but_the_cores_classes_is_refused_not_run() -> None:
+    """`cardshoe replay` audits journals it did not write: a checkpoint edited to carry a
+    pickled call (with its digest recomputed, as anyone editing the file can) must be refused
+    as invalid, never executed. Kills: plain `pickle.loads` in `checkpoint.load`."""
+    import hashlib
+    import pickle
+    import zlib
+
+    blob = zlib.compress(pickle.dumps(_Shell()))
+    body = {"type": "checkpoint", "format": checkpoint.FORMAT, "covers": 1,
+            "blob_sha256": hashlib.sha256(blob).hexdigest(), "blob_len": len(blob)}
+    with pytest.raises(checkpoint.CheckpointInvalid, match="may not name"):
+        checkpoint.load(5, body, blob)
