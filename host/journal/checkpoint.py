@@ -18,7 +18,9 @@ live path: the daemon only pickles (under its lock) and a start only unpickles.
 
 The pickle is read only from the daemon's own journal, a file under the same protection as
 the rest of the record (whoever can write it can rewrite the table's history anyway); its
-digest is checked before it is unpickled.
+digest is checked before it is unpickled, and the unpickler resolves only cardshoe's classes
+and plain containers (`_CoreUnpickler`), so a journal edited to carry a pickled call, handed to
+`cardshoe replay` for an audit, is refused as a damaged checkpoint instead of run.
 """
 
 from __future__ import annotations
