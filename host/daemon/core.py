@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from cardshoe import rounds, settlement  # loaded at start: the first settlement pays no import (issue 15)
+from cardshoe.daemon import consistency
 from cardshoe.rounds import Round, RoundOperationError
 from cardshoe.rounds.events import to_jsonable
 
@@ -99,10 +100,14 @@ class ShoeSession:
     requested_from: int = 0
     known_dealt: int = 0
     """The most cards of this session the shoe is known to have dealt (HELLO, card indices)."""
+    cards: dict[tuple[int, int], consistency.Fingerprint] = field(default_factory=dict)
+    """(shoe_no, index) -> the card the journal holds there (placed or waiting), to compare resends."""
     faults: int = 0
     """The shoe's active faults as last reported (HELLO, FAULT): bit ``1 << code`` (SPEC 5)."""
     not_durable: int = 0
     """Cards received marked NOT_DURABLE (CARD flags bit 2): in no flash log of the shoe."""
+    not_durable_at: set[tuple[int, int]] = field(default_factory=set)
+    """(shoe_no, index) of those cards: a reboot may lose them from the shoe's count, as it said."""
 
     def fault_names(self) -> list[str]:
         """The active faults by name (SPEC 5 FAULT codes)."""
@@ -217,6 +222,15 @@ class TableCore:
                 out.append(_event(self._round_id(), "shoe_session_mismatch", shoe=shoe, shoe_no=shoe_no,
                                   expected_shoe_no=session.shoe_no, rule="6.1"))
             return out
+        holds = max(session.next_index - 1, max(session.pending, default=0))
+        lost = [i for i in range(dealt + 1, holds + 1) if i < session.next_index or i in session.pending]
+        if lost and not all((shoe_no, i) in session.not_durable_at for i in lost):
+            # The shoe's log lost cards the journal holds: never dropped (issue 10 item 4).
+            # Cards it sent marked NOT_DURABLE were never in its log (its flash refused them):
+            # a reboot loses them from its count as the shoe said it would, and the reboot
+            # itself is the power-failure flag (reading 51), not a missing card.
+            body = consistency.count_backwards(shoe, shoe_no, dealt, holds, self._game())
+            out += self._inconsistent(body, rounds.DeckFault.MISSING, time_ms)
         session.known_dealt = max(session.known_dealt, dealt)
         if dealt >= session.next_index:
             # SPEC 4: the shoe logged cards the journal does not hold.
@@ -248,12 +262,18 @@ class TableCore:
             return [_event(self._round_id(), "card_from_other_session", shoe=shoe, shoe_no=shoe_no,
                            index=index, expected_shoe_no=session.shoe_no, rule="6.1")]
         if index < session.next_index or index in session.pending:
-            return []  # already placed (or waiting): a card is placed once (SPEC 4)
+            # Already placed (or waiting): a card is placed once (SPEC 4). A resend repeats
+            # it exactly; a different card there is flagged with both (issue 10 item 4).
+            held = session.cards.get((shoe_no, index))
+            body = None if held is None else consistency.card_conflict(shoe, shoe_no, index, held, msg, self._game())
+            return [] if body is None else self._inconsistent(body, rounds.DeckFault.EXTRA, time_ms)
         if msg["type"] == "CARD" and int(msg["flags"]) & NOT_DURABLE:
             # The shoe's flash refused it (FAULT STORAGE): it is durable only in this journal.
             session.not_durable += 1
+            session.not_durable_at.add((shoe_no, index))
             out.append(_event(self._round_id(), "card_not_durable", shoe=shoe, shoe_no=shoe_no, index=index))
         session.known_dealt = max(session.known_dealt, index)
+        session.cards[(shoe_no, index)] = consistency.fingerprint(msg)
         if index > session.next_index:
             session.pending[index] = msg
             if session.requested_from != session.next_index:
@@ -269,20 +289,28 @@ class TableCore:
         return out
 
     def _place(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        mismatch: dict[str, Any] | None = None
         if msg["type"] == "UNREAD":
             op: Any = rounds.ShoeCard(shoe_no=msg["shoe_no"], index=msg["index"], code=None, reader_id="",
                                       shoe_ms=msg["t_ms"], time_ms=time_ms)
         else:
             code = int(msg["code"])
+            session = self.shoes.get(shoe)
+            # A card of another deck is foreign whether or not the shoe flagged it (issue 10 item 4).
+            mismatch = consistency.deck_mismatch(shoe, msg, session.deck_id if session else 0, self._game())
             op = rounds.ShoeCard(
-                shoe_no=msg["shoe_no"], index=msg["index"], code=None if code == 0xFF else code,
+                shoe_no=msg["shoe_no"], index=msg["index"],
+                code=None if code == 0xFF else code,
                 reader_id=str(msg["raw"]), shoe_ms=msg["t_ms"], deck_id=msg["card_deck"],
-                read_method=msg["method"], duplicate=bool(msg["flags"] & 1), foreign=bool(msg["flags"] & 2) or code == 0xFF,
+                read_method=msg["method"], duplicate=bool(msg["flags"] & 1),
+                foreign=bool(msg["flags"] & 2) or code == 0xFF or mismatch is not None,
                 time_ms=time_ms,
             )
+        # A card of another deck: its evidence first, then the card as a foreign one (issue 10 item 4).
+        head = [] if mismatch is None else [_event(self._round_id(), mismatch.pop("type"), **mismatch)]
         if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
-            return [self._card_outside_round(shoe, op)]
-        return list(self._do(self.current, op, source="shoe").derived)
+            return head + [self._card_outside_round(shoe, op)]
+        return head + list(self._do(self.current, op, source="shoe").derived)
 
     def _card_outside_round(self, shoe: int, card: rounds.ShoeCard) -> Derived:
         """A card out of the shoe while no round is in play: before the first round, or after
@@ -297,6 +325,20 @@ class TableCore:
                       detail=f"shoe card {card.index} left the shoe {when}, outside any round; "
                              "referred to the shift manager",
                       after_round=after, evidence=[to_jsonable(evidence)])
+
+    def _game(self) -> str:
+        return self.current.game if self.current is not None else self.setup.game
+
+    def _inconsistent(self, body: dict[str, Any], fault: rounds.DeckFault, time_ms: int) -> list[Derived]:
+        """An inconsistent shoe: the event with its evidence, and the round in play (if any,
+        and not void already) takes it as a deck irregularity its game's rules decide."""
+        body = dict(body)
+        out = [_event(self._round_id(), str(body.pop("type")), **body)]
+        round_ = self.current
+        if round_ is None or round_.void is not None or round_.status is rounds.RoundStatus.SETTLED:
+            return out
+        op = rounds.DeckIrregularity(fault=fault, detail=str(body["message"]), time_ms=time_ms)
+        return out + list(self._do(round_, op, source="shoe").derived)
 
     def _key(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         key = int(msg["key"])
