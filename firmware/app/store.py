@@ -137,11 +137,11 @@ class Store:
         try:
             return open(path, mode)
         except MemoryError:
-            if self._log is None:
-                raise
-        self.close_log()
-        self.lent += 1
-        _collect(_SCRUB)
+            pass
+        if self._log is not None:
+            self.close_log()
+            self.lent += 1
+        _collect(_SCRUB)  # with no log to lend, a file closed just before may still free its block
         return open(path, mode)
 
     def _relog(self, had_log):
@@ -255,7 +255,12 @@ class Store:
             for seg in range(self.in_file // _SEG + 1):
                 self._remove(self._seg_name(old, seg))
         self.logged = self.in_file = self.unlogged = 0
-        self._open_append()
+        try:
+            self._open_append()
+        except StorageError:
+            # The new session is saved: it is the one on the flash, so it is started. Its
+            # log opens at the first card (`append`), or that card raises STORAGE.
+            pass
 
     def _remove(self, path):
         try:
