@@ -75,6 +75,26 @@ def card_texts_in_dom(browser: Any) -> set[str]:
     return {m for m in re.findall(r"(?<![A-Za-z0-9])([2-9TJQKA][cdhs])(?![A-Za-z0-9])", html)}
 
 
+def card_values(value: Any) -> list[Any]:
+    """Every card value in a JSON value: a shoe card's `card`/`code`/`reader_id`, a hand's
+    `cards` (a face-down card is null, a missing barcode absent)."""
+    found: list[Any] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in ("card", "code") and isinstance(v, int) and not isinstance(v, bool):
+                found.append(v)
+            elif k == "reader_id":
+                found.append(v)
+            elif k == "cards" and isinstance(v, list):
+                found.extend(c for c in v if isinstance(c, (int, str)))
+            else:
+                found.extend(card_values(v))
+    elif isinstance(value, list):
+        for v in value:
+            found.extend(card_values(v))
+    return found
+
+
 def open_round(table: Table, seats: tuple[int, ...] = (2, 5)) -> str:
     rid = str(table.ok("POST", "/rounds")["round_id"])
     for seat in seats:
@@ -118,16 +138,28 @@ def test_pit_view_reconstruction_settlement_and_surveillance(served: Any, browse
     # ... nor in what the browser's session can read from the API or the stream.
     pit_json = browser.execute_async_script("""
         const done = arguments[arguments.length - 1];
-        Promise.all([fetch('/rounds/' + arguments[0]).then(r => r.text()),
-                     fetch('/events?after=0&limit=40').then(r => r.text())]).then(done);""", rid)
+        (async () => {
+            const round = await (await fetch('/rounds/' + arguments[0])).text();
+            // The stream from the start, read for two seconds (it stays open).
+            const ctl = new AbortController();
+            const r = await fetch('/events?after=0', {signal: ctl.signal});
+            const reader = r.body.getReader();
+            const dec = new TextDecoder();
+            let text = '';
+            setTimeout(() => ctl.abort(), 2000);
+            try {
+                for (;;) { const {value, done: end} = await reader.read(); if (end) break; text += dec.decode(value); }
+            } catch (e) { /* aborted */ }
+            done([round, text]);
+        })();""", rid)
     pit_round = json.loads(pit_json[0])
     assert pit_round["view"] == "pit"
     assert all(c["code"] is None for c in pit_round["cards"].values())
     assert all(v is None for hand in pit_round["hands"].values() for v in hand)
-    for event in re.findall(r"^data: (.*)$", pit_json[1], flags=re.M):
-        data = json.loads(event)["data"]
-        if data.get("type") == "card_placed":
-            assert data["card"] is None and "reader_id" not in data
+    assert card_values(pit_round) == [], "a face-down card in the pit's GET /rounds"
+    streamed = [json.loads(e)["data"] for e in re.findall(r"^data: (.*)$", pit_json[1], flags=re.M)]
+    assert len([d for d in streamed if d.get("type") in ("card_placed", "card_not_due")]) == len(EXTRA_HAND)
+    assert [value for d in streamed for value in card_values(d)] == [], "a face-down card on the pit's stream"
 
     # The flag shows its rule, what it waits for, and a supervisor confirms it from the page.
     li = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, f"li[data-flag='{flag['id']}']"), WAIT, "the flag")[0]
