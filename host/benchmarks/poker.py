@@ -1,157 +1,230 @@
 """`cardshoe bench poker`: hand evaluations per second, ours beside established evaluators.
 
-What is measured (all in this one process, same random hands for every evaluator):
+How it measures (issue 15): every row compares evaluators in this one process on the same
+random hands, alternating: the hands are cut into slices (``--slice``, 10,000 by default)
+and each slice is run by every evaluator of the row in turn before the next slice. So a
+burst of load from other processes falls on every side alike, and no evaluator keeps its
+tables hot over a long run while the others wait: each slice starts with the caches
+holding the previous evaluator's data (the "cold-cache" use of a settlement or par-sheet
+loop that does other work between hands). The ratio printed is ours against the peer
+named in the row (``x eval7``: above 1 means faster than eval7).
 
-* the hands are drawn before timing, as tuples of card ints (ours, phevaluator) or of
-  the other library's own card objects/ints (treys, pokerkit), so card conversion is
-  not timed for anyone;
-* "call" rows time a Python ``for`` loop that unpacks each hand and calls the
-  evaluator once per hand: loop and call overhead are included, as a caller pays them;
-* "batch" rows time one call over the whole list (our ``strengths5``), which is how
-  the par-sheet enumerations use it;
-* "Hand" rows time the full public API (validation, class, cards in display order).
+* hands are drawn before timing, as tuples of card ints (ours, phevaluator) or the other
+  library's own card objects/ints (eval7, treys, pokerkit), so conversion is not timed;
+* "call" rows time a Python ``for`` loop that unpacks each hand and calls the evaluator
+  once per hand: loop and call overhead are included, as a caller pays them;
+* "batch" times one ``strengths5`` call per slice (how the par-sheet enumerations use it);
+* "Hand" rows time the public API (validation, class, cards in display order) against
+  the raw strength path on the same hands.
 
-Figures are the best of ``--repeat`` runs. Nothing is asserted.
+Figures are totals over ``--repeat`` passes. Nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import platform
 import random
 import time
 from typing import Any, Callable, Sequence
 
 from ..poker import best5, evaluate5, strength5, strength6, strength7, strengths5
 
-Row = tuple[str, str, int, float]
+# A runner evaluates hands[lo:hi] of its own prepared form.
+Runner = Callable[[int, int], None]
+
+_TEXT = ["23456789TJQKA"[c >> 2] + "cdhs"[c & 3] for c in range(52)]
 
 
-def _rate(fn: Callable[[], object], n: int, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return n / best
+def _ours(hands: list[tuple[int, ...]], n: int) -> Runner:
+    if n == 5:
+        def run5(lo: int, hi: int) -> None:
+            f = strength5
+            for a, b, c, d, e in hands[lo:hi]:
+                f(a, b, c, d, e)
+        return run5
+    if n == 6:
+        def run6(lo: int, hi: int) -> None:
+            f = strength6
+            for a, b, c, d, e, g in hands[lo:hi]:
+                f(a, b, c, d, e, g)
+        return run6
 
-
-def _ours(hands: dict[int, list[tuple[int, ...]]], repeat: int) -> list[Row]:
-    rows: list[Row] = []
-    h5, h6, h7 = hands[5], hands[6], hands[7]
-
-    def loop5() -> None:
-        f = strength5
-        for a, b, c, d, e in h5:
-            f(a, b, c, d, e)
-
-    def loop6() -> None:
-        f = strength6
-        for a, b, c, d, e, g in h6:
-            f(a, b, c, d, e, g)
-
-    def loop7() -> None:
+    def run7(lo: int, hi: int) -> None:
         f = strength7
-        for a, b, c, d, e, g, h in h7:
+        for a, b, c, d, e, g, h in hands[lo:hi]:
             f(a, b, c, d, e, g, h)
-
-    rows.append(("cardshoe", "5 cards, strength5 call", len(h5), _rate(loop5, len(h5), repeat)))
-    rows.append(("cardshoe", "5 cards, strengths5 batch", len(h5), _rate(lambda: strengths5(h5), len(h5), repeat)))
-    rows.append(("cardshoe", "best of 6, strength6 call", len(h6), _rate(loop6, len(h6), repeat)))
-    rows.append(("cardshoe", "best of 7, strength7 call", len(h7), _rate(loop7, len(h7), repeat)))
-    few = 20000
-    rows.append(("cardshoe", "5 cards, evaluate5 -> Hand", few,
-                 _rate(lambda: [evaluate5(h) for h in h5[:few]], few, repeat)))
-    rows.append(("cardshoe", "best of 7, best5 -> Hand", few,
-                 _rate(lambda: [best5(h) for h in h7[:few]], few, repeat)))
-    return rows
+    return run7
 
 
-def _treys(hands: dict[int, list[tuple[int, ...]]], repeat: int) -> list[Row]:
+def _batch(hands: list[tuple[int, ...]]) -> Runner:
+    def run(lo: int, hi: int) -> None:
+        strengths5(hands[lo:hi])
+    return run
+
+
+def _hand_api(hands: list[tuple[int, ...]], n: int) -> Runner:
+    f = evaluate5 if n == 5 else best5
+
+    def run(lo: int, hi: int) -> None:
+        for h in hands[lo:hi]:
+            f(h)
+    return run
+
+
+def _eval7(hands: list[tuple[int, ...]]) -> Runner | None:
+    try:
+        import eval7
+    except ImportError:
+        return None
+    cards = [eval7.Card(t) for t in _TEXT]
+    conv = [[cards[c] for c in h] for h in hands]
+
+    def run(lo: int, hi: int) -> None:
+        f = eval7.evaluate
+        for h in conv[lo:hi]:
+            f(h)
+    return run
+
+
+def _treys(hands: list[tuple[int, ...]]) -> Runner | None:
     try:
         import treys
     except ImportError:
-        return [("treys", "not installed", 0, 0.0)]
+        return None
     ev = treys.Evaluator()
-    tc = [treys.Card.new("23456789TJQKA"[c >> 2] + "cdhs"[c & 3]) for c in range(52)]
-    rows: list[Row] = []
-    for n in (5, 6, 7):
-        conv = [([tc[h[0]], tc[h[1]]], [tc[c] for c in h[2:]]) for h in hands[n]]
+    tc = [treys.Card.new(t) for t in _TEXT]
+    conv = [([tc[h[0]], tc[h[1]]], [tc[c] for c in h[2:]]) for h in hands]
 
-        def loop(conv: list[tuple[list[int], list[int]]] = conv) -> None:
-            f = ev.evaluate
-            for hole, board in conv:
-                f(hole, board)
-
-        label = "5 cards" if n == 5 else f"best of {n}"
-        rows.append((f"treys {getattr(treys, '__version__', '')}".strip(), f"{label}, evaluate call",
-                     len(conv), _rate(loop, len(conv), repeat)))
-    return rows
+    def run(lo: int, hi: int) -> None:
+        f = ev.evaluate
+        for hole, board in conv[lo:hi]:
+            f(hole, board)
+    return run
 
 
-def _phevaluator(hands: dict[int, list[tuple[int, ...]]], repeat: int) -> list[Row]:
+def _phevaluator(hands: list[tuple[int, ...]]) -> Runner | None:
     try:
         from phevaluator import evaluate_cards
     except ImportError:
-        return [("phevaluator", "not installed", 0, 0.0)]
-    rows: list[Row] = []
-    for n in (5, 6, 7):
-        # phevaluator's card ids are rank*4+suit with the same suit order as ours.
-        hs = hands[n]
+        return None
 
-        def loop(hs: list[tuple[int, ...]] = hs) -> None:
-            f = evaluate_cards
-            for h in hs:
-                f(*h)
-
-        label = "5 cards" if n == 5 else f"best of {n}"
-        rows.append(("phevaluator", f"{label}, evaluate_cards call", len(hs), _rate(loop, len(hs), repeat)))
-    return rows
+    # phevaluator's card ids are rank*4+suit with the same suit order as ours.
+    def run(lo: int, hi: int) -> None:
+        f = evaluate_cards
+        for h in hands[lo:hi]:
+            f(*h)
+    return run
 
 
-def _pokerkit(hands: dict[int, list[tuple[int, ...]]], repeat: int) -> list[Row]:
+def _pokerkit(hands: list[tuple[int, ...]]) -> Runner | None:
     try:
         import pokerkit
     except ImportError:
-        return [("pokerkit", "not installed", 0, 0.0)]
-    texts = ["23456789TJQKA"[c >> 2] + "cdhs"[c & 3] for c in range(52)]
-    rows: list[Row] = []
-    few = 5000  # pokerkit is far slower; fewer hands keep the run short
-    for n in (5, 7):
-        objs: list[Any] = [
-            (list(pokerkit.Card.parse("".join(texts[c] for c in h[:2]))),
-             list(pokerkit.Card.parse("".join(texts[c] for c in h[2:]))))
-            for h in hands[n][:few]
-        ]
+        return None
+    objs: list[Any] = [
+        (list(pokerkit.Card.parse("".join(_TEXT[c] for c in h[:2]))),
+         list(pokerkit.Card.parse("".join(_TEXT[c] for c in h[2:]))))
+        for h in hands
+    ]
 
-        def loop(objs: list[Any] = objs) -> None:
-            f = pokerkit.StandardHighHand.from_game
-            for hole, board in objs:
-                f(hole, board)
+    def run(lo: int, hi: int) -> None:
+        f = pokerkit.StandardHighHand.from_game
+        for hole, board in objs[lo:hi]:
+            f(hole, board)
+    return run
 
+
+def alternate(runners: Sequence[tuple[str, Runner]], count: int, size: int,
+              repeat: int) -> list[float]:
+    """Total seconds of each runner over ``repeat`` passes of ``count`` hands, the
+    runners taking turns on each slice of ``size`` hands (the order rotating per slice)."""
+    totals = [0.0] * len(runners)
+    turn = 0
+    for _ in range(repeat):
+        for lo in range(0, count, size):
+            hi = min(count, lo + size)
+            for j in range(len(runners)):
+                i = (turn + j) % len(runners)
+                t0 = time.perf_counter()
+                runners[i][1](lo, hi)
+                totals[i] += time.perf_counter() - t0
+            turn += 1
+    return totals
+
+
+def _rows(hands: dict[int, list[tuple[int, ...]]], args: argparse.Namespace) -> list[str]:
+    out: list[str] = []
+    n_hands, size, repeat = args.hands, args.slice, args.repeat
+
+    def table(title: str, runners: list[tuple[str, Runner | None]], count: int,
+              base: str) -> None:
+        short = base.split()[1] if base.startswith("cardshoe") else base.split()[0]
+        present = [(name, r) for name, r in runners if r is not None]
+        missing = [name for name, r in runners if r is None]
+        totals = alternate(present, count, size, repeat)
+        rate = {name: count * repeat / t for (name, _), t in zip(present, totals)}
+        out.append(f"-- {title} ({count:,} hands x {repeat}, slices of {size:,}, alternating)")
+        for name, _ in present:
+            ratio = f"{rate[name] / rate[base]:6.2f}x {short}" if base in rate else ""
+            out.append(f"   {name:<40} {rate[name]:>12,.0f}/s  {ratio}")
+        for name in missing:
+            out.append(f"   {name:<40} {'not installed':>12}")
+
+    for n in (5, 6, 7):
         label = "5 cards" if n == 5 else f"best of {n}"
-        rows.append(("pokerkit", f"{label}, StandardHighHand.from_game", few, _rate(loop, few, repeat)))
-    return rows
+        runners: list[tuple[str, Runner | None]] = [
+            (f"cardshoe strength{n} call", _ours(hands[n], n)),
+        ]
+        if n == 5:
+            runners.append(("cardshoe strengths5 batch", _batch(hands[5])))
+        runners += [
+            ("eval7 evaluate call", _eval7(hands[n])),
+            ("treys evaluate call", _treys(hands[n])),
+            ("phevaluator evaluate_cards call", _phevaluator(hands[n])),
+        ]
+        table(label, runners, n_hands, "eval7 evaluate call")
+    few = min(n_hands, args.api_hands)
+    table("public API returning a Hand, against the raw strength path on the same hands",
+          [("cardshoe strength5 call", _ours(hands[5], 5)),
+           ("cardshoe evaluate5 -> Hand (5 cards)", _hand_api(hands[5], 5))],
+          few, "cardshoe strength5 call")
+    table("public API returning a Hand, best of 7",
+          [("cardshoe strength7 call", _ours(hands[7], 7)),
+           ("cardshoe best5 -> Hand (7 cards)", _hand_api(hands[7], 7))],
+          few, "cardshoe strength7 call")
+    if not args.no_pokerkit:
+        slow = min(n_hands, 5000)
+        for n in (5, 7):
+            table(f"pokerkit, {'5 cards' if n == 5 else 'best of 7'} (far slower: {slow:,} hands)",
+                  [(f"cardshoe strength{n} call", _ours(hands[n], n)),
+                   ("pokerkit StandardHighHand.from_game", _pokerkit(hands[n]))],
+                  slow, "pokerkit StandardHighHand.from_game")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print evaluations per second for cardshoe.poker and the installed reference evaluators."""
+    """Print evaluations per second and ratios for cardshoe.poker beside the installed
+    reference evaluators (eval7, treys, phevaluator, pokerkit)."""
     parser = argparse.ArgumentParser(prog="cardshoe bench poker", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hands", type=int, default=300_000, help="random hands per size")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best is shown)")
+    parser.add_argument("--hands", type=int, default=200_000, help="random hands per size")
+    parser.add_argument("--slice", type=int, default=10_000,
+                        help="hands per turn before the next evaluator runs (default 10,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="passes over the hands")
+    parser.add_argument("--api-hands", type=int, default=50_000,
+                        help="hands for the public-API rows (default 50,000)")
+    parser.add_argument("--no-pokerkit", action="store_true", help="leave pokerkit out")
     parser.add_argument("--seed", type=int, default=2024)
     args = parser.parse_args(list(argv or []))
+    for name in ("hands", "slice", "repeat", "api_hands"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
     rng = random.Random(args.seed)
     deck = list(range(52))
     hands = {n: [tuple(rng.sample(deck, n)) for _ in range(args.hands)] for n in (5, 6, 7)}
-    import platform
     print(f"python {platform.python_implementation()} {platform.python_version()}, "
-          f"{args.hands} random hands per size, best of {args.repeat}")
-    rows = _ours(hands, args.repeat)
-    rows += _treys(hands, args.repeat)
-    rows += _phevaluator(hands, args.repeat)
-    rows += _pokerkit(hands, args.repeat)
-    print(f"{'evaluator':<14} {'what':<36} {'hands':>8} {'evals/s':>12}")
-    for who, what, n, rate in rows:
-        print(f"{who:<14} {what:<36} {n:>8} {rate:>12,.0f}")
+          f"{args.hands:,} random hands per size, seed {args.seed}")
+    for line in _rows(hands, args):
+        print(line)
     return 0

@@ -1,9 +1,15 @@
 """`cardshoe bench protocol`: wire codec speed on both sides.
 
 Prints (never asserts):
-- host: frames decoded and verified per second by `cardshoe.protocol.Receiver` (COBS,
-  CRC, HMAC tag, replay window, construct payload parse) over a stream of CARD frames
-  fed in 64-byte reads, as a serial port delivers them;
+- host: CARD frames decoded and verified per second (COBS, CRC, version, flags, key, HMAC
+  tag, direction, replay window, type, card values opened, payload rules; a stream of
+  CARD frames fed in 64-byte reads, as a serial port delivers them) by three decoders in
+  the same process, in alternating rounds over the same stream: the codec's
+  `cardshoe.protocol.Receiver` (struct over layouts derived from the construct
+  declarations), the same Receiver with `reference=True` (construct parses every frame),
+  and `PeerDecoder`, a minimal `struct` decoder written from SPEC alone doing the same
+  checks; and the ratio of each to the peer (issue 15's goal: the codec >= 0.5x);
+- host: ACK frames built per second by `encode_frame` and by the construct reference;
 - firmware: time per CARD frame for `payloads.pack_card` + `Encoder.encode` (card values
   sealed with AES-128-CTR, HMAC, CRC, COBS) under the MicroPython unix port
   (`time.ticks_us`, heap 64k), the heap it allocates per frame, and its time to receive and
@@ -15,15 +21,26 @@ Prints (never asserts):
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
 import shutil
+import statistics
+import struct
 import subprocess
 import sys
 import time
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from cardshoe.protocol import Card, Direction, Frame, Receiver, encode_frame
+from cobs import cobs
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from cardshoe.protocol import Ack, Card, Direction, Frame, MessageType, Receiver, cobs_wrap, encode_frame
+from cardshoe.protocol.frames import build_raw_frame_reference
+from cardshoe.protocol.messages import build_payload_reference
 
 KEY = bytes(range(32))
 SERIAL = 1001
@@ -98,9 +115,125 @@ def _micropython() -> str | None:
     return str(beside) if beside.exists() else shutil.which("micropython")
 
 
-def host_decode(frames: int) -> tuple[float, int]:
-    """(frames per second, frames accepted) for the host receiver over `frames` CARD frames."""
-    stream = b"".join(
+_HDR = struct.Struct("<BBBIIIH")
+_CRC = struct.Struct("<I")
+_CARD = struct.Struct("<IHIBBBBIB")
+_SIZES = {0x01: 51, 0x03: 10, 0x04: 26, 0x05: 8, 0x06: 6, 0x07: 7, 0x08: 14}
+_SEALED = {0x02: 6, 0x04: 19}
+
+
+class PeerDecoder:
+    """The peer: a minimal decoder of shoe frames written from protocol/SPEC.md alone
+    (sections 1, 2, 3.1, 3.2, 3.5, 5), with plain `struct`, and no construct.
+
+    It buffers at most MAX_ENCODED bytes, and applies every check of SPEC 3.1 in order,
+    returning a reason string or a tuple of the header and CARD fields. It uses the same
+    crypto shortcuts as the codec (HMAC from precomputed pad states, the CTR keystream
+    from one reused AES-ECB encryptor per key), so that the ratio measures the codec's
+    decoding, not a choice of crypto calls.
+    """
+
+    def __init__(self, keys: dict[int, bytes]) -> None:
+        self.keys = keys
+        self.windows: dict[int, tuple[int, int]] = {}
+        self.buf = bytearray(258)
+        self.n = 0
+        self.discarding = False
+        self.pads = {}
+        self.ecbs = {}
+        for serial, key in keys.items():
+            block = key.ljust(64, b"\x00")
+            self.pads[serial] = (hashlib.sha256(bytes(b ^ 0x36 for b in block)),
+                                 hashlib.sha256(bytes(b ^ 0x5C for b in block)))
+            card_key = hmac.new(key, b"cardshoe v2 card values", hashlib.sha256).digest()[:16]
+            self.ecbs[serial] = Cipher(algorithms.AES(card_key), modes.ECB()).encryptor()
+
+    def feed(self, data: bytes) -> list[object]:
+        out: list[object] = []
+        pos, end = 0, len(data)
+        while pos < end:
+            zero = data.find(b"\x00", pos)
+            stop = end if zero < 0 else zero
+            if not self.discarding and stop > pos:
+                take = stop - pos
+                if self.n + take > 258:
+                    out.append("oversize")
+                    self.n, self.discarding = 0, True
+                else:
+                    self.buf[self.n : self.n + take] = data[pos:stop]
+                    self.n += take
+            if zero < 0:
+                break
+            if self.discarding:
+                self.discarding = False
+            elif self.n:
+                out.append(self.frame(bytes(self.buf[: self.n])))
+            self.n = 0
+            pos = zero + 1
+        return out
+
+    def frame(self, raw: bytes) -> object:
+        try:
+            f = cobs.decode(raw)
+        except cobs.DecodeError:
+            return "bad_cobs"
+        n = len(f)
+        if n < 29:
+            return "truncated"
+        version, mtype, flags, shoe, boot, seq, length = _HDR.unpack_from(f)
+        if n < 29 + length:
+            return "truncated"
+        if n > 29 + length or length > 227:
+            return "bad_length"
+        if zlib.crc32(f[:-4]) != _CRC.unpack_from(f, n - 4)[0]:
+            return "bad_crc"
+        if version != 2:
+            return "bad_version"
+        if flags & 0x0E:
+            return "bad_flags"
+        pads = self.pads.get(shoe)
+        if pads is None:
+            return "unknown_shoe"
+        end = 17 + length
+        inner = pads[0].copy()
+        inner.update(f[:end])
+        outer = pads[1].copy()
+        outer.update(inner.digest())
+        if not hmac.compare_digest(outer.digest()[:8], f[end : end + 8]):
+            return "bad_tag"
+        if mtype & 0x80:
+            return "bad_direction"
+        if (boot, seq) <= self.windows.get(shoe, (0, 0)):
+            return "replay"
+        self.windows[shoe] = (boot, seq)
+        if not 1 <= mtype <= 8:
+            return "unknown_type"
+        payload = f[17:end]
+        start = _SEALED.get(mtype)
+        if start is not None and length > start:
+            k = length - start
+            prefix = struct.pack("<IIB3x", boot, seq, mtype)
+            stream = self.ecbs[shoe].update(b"".join(prefix + i.to_bytes(4, "big") for i in range((k + 15) // 16)))
+            plain = int.from_bytes(payload[start:], "little") ^ int.from_bytes(stream[:k], "little")
+            payload = payload[:start] + plain.to_bytes(k, "little")
+        if mtype == 0x02:
+            if length < 19:
+                return "bad_payload"
+            card = _CARD.unpack_from(payload)
+            code, method, raw_len = card[3], card[4], card[8]
+            if not (code <= 51 or code == 0xFF) or method not in (1, 2) or not 1 <= raw_len <= 16:
+                return "bad_payload"
+            if length != 19 + raw_len:
+                return "bad_payload"
+            return (mtype, flags, shoe, boot, seq) + card[:8] + (payload[19:],)
+        if length != _SIZES[mtype]:
+            return "bad_payload"
+        return (mtype, flags, shoe, boot, seq, payload)
+
+
+def card_stream(frames: int) -> bytes:
+    """`frames` CARD frames of one boot, seq 1.., as the shoe sends them."""
+    return b"".join(
         encode_frame(
             Card(shoe_no=1, index=i, card_deck=0x1234ABCD, code=i % 52, method=1, retries=0, flags=0,
                  t_ms=i * 700, raw=bytes.fromhex("04a1b2c3d4e5f6")),
@@ -108,14 +241,95 @@ def host_decode(frames: int) -> tuple[float, int]:
         )
         for i in range(1, frames + 1)
     )
-    rx = Receiver(lambda s: KEY if s == SERIAL else None, direction=Direction.SHOE_TO_HOST, auto_accept=True)
+
+
+def _run_codec(stream: bytes, reference: bool) -> tuple[float, int]:
+    rx = Receiver(lambda s: KEY if s == SERIAL else None, direction=Direction.SHOE_TO_HOST, auto_accept=True,
+                  reference=reference)
     accepted = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for pos in range(0, len(stream), 64):
         for item in rx.feed(stream[pos : pos + 64]):
             accepted += isinstance(item, Frame)
-    elapsed = time.perf_counter() - start
-    return frames / elapsed, accepted
+    return time.process_time() - start, accepted
+
+
+def _run_peer(stream: bytes) -> tuple[float, int]:
+    peer = PeerDecoder({SERIAL: KEY})
+    accepted = 0
+    start = time.process_time()
+    for pos in range(0, len(stream), 64):
+        for item in peer.feed(stream[pos : pos + 64]):
+            accepted += isinstance(item, tuple)
+    return time.process_time() - start, accepted
+
+
+@dataclass
+class DecodeFigures:
+    """Frames per second of each decoder (the median of its rounds), the ratios to the peer
+    (the median, lowest and highest of the rounds' ratios: each round's decoders ran back to
+    back, under the same load) and what each accepted per round."""
+
+    codec: float
+    peer: float
+    reference: float
+    codec_ratio: tuple[float, float, float]
+    reference_ratio: tuple[float, float, float]
+    frames: int
+    rounds: int
+    accepted: dict[str, int]
+
+
+def host_decode(frames: int, rounds: int = 25, reference_frames: int | None = None) -> DecodeFigures:
+    """The three decoders over the same CARD stream, in alternating rounds (codec, peer,
+    construct reference, then the other way round, ...), so that the shared machine's load
+    falls on each alike. Times are this process's CPU time (`time.process_time`), so that
+    waiting for a core another process holds is not counted."""
+    stream = card_stream(frames)
+    ref_stream = card_stream(reference_frames) if reference_frames else stream
+    times: dict[str, list[float]] = {"codec": [], "peer": [], "reference": []}
+    accepted: dict[str, int] = {}
+    _run_codec(stream[: 64 * 50], False)  # warm the caches (keys, pads) of each
+    _run_peer(stream[: 64 * 50])
+    for i in range(rounds):
+        for name in ("codec", "peer", "reference")[:: 1 if i % 2 == 0 else -1]:
+            if name == "peer":
+                elapsed, ok = _run_peer(stream)
+                n = frames
+            elif name == "codec":
+                elapsed, ok = _run_codec(stream, False)
+                n = frames
+            else:
+                elapsed, ok = _run_codec(ref_stream, True)
+                n = reference_frames or frames
+            times[name].append(n / elapsed)
+            accepted[name] = ok
+    med = {name: statistics.median(rates) for name, rates in times.items()}
+
+    def ratios(name: str) -> tuple[float, float, float]:
+        r = [a / b for a, b in zip(times[name], times["peer"])]
+        return statistics.median(r), min(r), max(r)
+
+    return DecodeFigures(med["codec"], med["peer"], med["reference"], ratios("codec"), ratios("reference"),
+                         frames, rounds, accepted)
+
+
+def ack_build(count: int, rounds: int = 5) -> tuple[float, float]:
+    """ACK frames built per second by encode_frame and by the construct reference path
+    (build_payload_reference + build_raw_frame_reference + COBS), alternating; CPU time."""
+    fast: list[float] = []
+    ref: list[float] = []
+    for _ in range(rounds):
+        start = time.process_time()
+        for i in range(1, count + 1):
+            encode_frame(Ack(7, i), key=KEY, shoe=SERIAL, boot=99, seq=i)
+        fast.append(count / (time.process_time() - start))
+        start = time.process_time()
+        for i in range(1, count + 1):
+            cobs_wrap(build_raw_frame_reference(MessageType.ACK, build_payload_reference(Ack(7, i)), key=KEY,
+                                                shoe=SERIAL, boot=99, seq=i))
+        ref.append(count / (time.process_time() - start))
+    return statistics.median(fast), statistics.median(ref)
 
 
 def firmware_encode(iterations: int) -> dict[str, int] | None:
@@ -135,13 +349,23 @@ def firmware_encode(iterations: int) -> dict[str, int] | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run both measurements and print their figures."""
     parser = argparse.ArgumentParser(prog="cardshoe bench protocol", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--frames", type=int, default=5000, help="host: CARD frames to decode")
+    parser.add_argument("--frames", type=int, default=2000, help="host: CARD frames per decode round")
+    parser.add_argument("--rounds", type=int, default=25, help="host: alternating rounds of each decoder")
     parser.add_argument("--iterations", type=int, default=2000, help="firmware: CARD frames to encode")
     args = parser.parse_args(list(argv or []))
 
-    rate, accepted = host_decode(args.frames)
-    print(f"host decode+verify: {rate:,.0f} frames/s ({accepted} CARD frames, CPython "
-          f"{sys.version.split()[0]}, construct, 64-byte reads)")
+    d = host_decode(args.frames, args.rounds, reference_frames=max(1, args.frames // 5))
+    print(f"host decode+verify of CARD frames (CPython {sys.version.split()[0]}, 64-byte reads, every check, "
+          f"median of {d.rounds} alternating rounds of {d.frames} frames, process CPU time):")
+    c, r = d.codec_ratio, d.reference_ratio
+    print(f"  codec (struct over layouts derived from the construct declarations): {d.codec:,.0f} frames/s")
+    print(f"  peer (minimal struct decoder from SPEC, same checks):              {d.peer:,.0f} frames/s")
+    print(f"  construct reference path (Receiver(reference=True)):               {d.reference:,.0f} frames/s")
+    print(f"  ratio codec / peer: {c[0]:.2f}x (rounds {c[1]:.2f}-{c[2]:.2f}); "
+          f"construct reference / peer: {r[0]:.3f}x (rounds {r[1]:.3f}-{r[2]:.3f})")
+    print(f"  accepted per round: {d.accepted}")
+    fast, ref = ack_build(max(1, args.frames // 2))
+    print(f"host ACK build (encode_frame): {fast:,.0f} frames/s; by construct (reference path): {ref:,.0f} frames/s")
     figures = firmware_encode(args.iterations)
     if figures is None:
         print("firmware encode: skipped, no `micropython` executable (pip install -e '.[test]')")

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from cardshoe import rounds
+from cardshoe import rounds, settlement  # loaded at start: the first settlement pays no import (issue 15)
 from cardshoe.rounds import Round, RoundOperationError
 from cardshoe.rounds.events import to_jsonable
 
@@ -464,8 +464,6 @@ class TableCore:
         return Applied(tuple(derived), round_id=round_.round_id)
 
     def _settlement(self, round_: Round, pool: int | None = None) -> dict[str, Any]:
-        from cardshoe import settlement
-
         if pool is not None:
             self.pool_given_late[round_.round_id] = pool
         parsed = settlement.parse_round(self.export(round_))

@@ -13,8 +13,9 @@ Methods (details in each module and in specs/parsheets.md):
   six-card hands by rank multiset plus every flush hand (distributions).
 * Let It Ride: every ordered deal of the two community cards for each of the 1,755
   suit-isomorphism classes of 3-card hands (let_it_ride).
-* Singapore Stud ante/bet: all disjoint (player, dealer) pairs by inclusion-exclusion
-  over shared cards, under the best strategy on the player's hand alone (stud).
+* Singapore Stud ante/bet: the exact optimum with the dealer's up card, from all
+  disjoint (player, dealer) pairs by inclusion-exclusion over shared cards (stud) and
+  each (player hand, up card) situation the optimum folds (stud_upcard).
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ __all__ = ["GAMES", "compute", "ParSheet", "WagerSheet", "Line", "ParSheetError"
 
 
 def compute(game: str, *, progress: Progress | None = None,
-            progressive_stake: int | None = None, upcard: bool = False,
+            progressive_stake: int | None = None, rank_only: bool = False,
             workers: int = 1) -> ParSheet:
     """The par sheet of every wager of ``game`` (one of GAMES).
 
     ``progressive_stake`` is the minimum progressive wager in minor units; fixed-amount
     progressive lines (TCP 4.4, Megalink TCP 4.4) need it to give a house edge.
-    ``upcard`` adds Singapore Stud's exact up-card optimum (minutes; ``workers``
-    processes).
+    Singapore Stud's ante/bet is the exact optimum with the dealer's up card (about a
+    minute of CPU, in ``workers`` processes); ``rank_only`` gives instead the best strategy
+    on the player's hand alone (seconds).
     """
     t0 = time.perf_counter()
     spec = load_game(game)
@@ -58,8 +60,9 @@ def compute(game: str, *, progress: Progress | None = None,
     elif game == "megalink-singapore-stud-poker":
         from . import stud
 
-        wagers.append(stud.ante_bet_sheet(spec, progress))
-        if upcard:
+        if rank_only:
+            wagers.append(stud.ante_bet_sheet(spec, progress))
+        else:
             wagers.append(stud.ante_bet_upcard_sheet(spec, progress, workers))
         wagers.extend(stud.progressive_sheets(spec, progressive_stake))
     else:  # pragma: no cover - load_paytables refuses unknown games

@@ -106,13 +106,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--progressive-stake", type=int, default=None, metavar="MINOR",
                         help="minimum progressive wager in minor units (gives fixed-amount "
                              "progressive lines a house edge)")
+    parser.add_argument("--rank-only", action="store_true",
+                        help="Singapore Stud: the best strategy on the player's hand alone "
+                             "(seconds) instead of the exact up-card optimum (the default)")
     parser.add_argument("--upcard", action="store_true",
-                        help="Singapore Stud: also the exact optimum using the dealer's up card "
-                             "(slow: several minutes)")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="processes for --upcard (default 1)")
+                        help="Singapore Stud: the exact up-card optimum (the default; kept for "
+                             "scripts that ask for it)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="processes for Singapore Stud's up-card optimum (default 2)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     args = parser.parse_args(list(argv or []))
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    if args.upcard and args.rank_only:
+        parser.error("--upcard and --rank-only exclude each other")
     games = list(GAMES) if args.game == "all" else [args.game]
     bar = None if args.no_progress else ProgressBar(sys.stderr)
     sheets = []
@@ -120,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for game in games:
             sheets.append(compute(game, progress=bar, progressive_stake=args.progressive_stake,
-                                  upcard=args.upcard, workers=args.workers))
+                                  rank_only=args.rank_only, workers=args.workers))
             if bar is not None:
                 bar.close()
     except ParSheetError as exc:

@@ -49,13 +49,14 @@ def histogram_best(n: int) -> dict[int, int]:
     """Number of n-card hands (n = 5, 6 or 7) whose best 5 cards have each strength."""
     if n not in (5, 6, 7):
         raise ValueError(f"n must be 5, 6 or 7, not {n!r}")
-    _T5.build67()
-    table = {5: _T5.nonflush5, 6: _T5.table6, 7: _T5.table7}[n]
+    def lookup(key: int) -> int:
+        return _T5.nonflush(n, key)
+
     flush = _T5.flush_by_bits
     hist: Counter[int] = Counter()
     for counts in multisets(n):
         key = sum(k * RANK_KEYS[r] for r, k in enumerate(counts) if k)
-        hist[table[key]] += prod(comb(4, k) for k in counts if k)
+        hist[lookup(key)] += prod(comb(4, k) for k in counts if k)
     # Hands with k >= 5 cards of one suit (times 4 suits): the other n - k cards come
     # from the other three suits; any choice of those cards is a distinct hand.
     for k in range(5, n + 1):
@@ -65,13 +66,13 @@ def histogram_best(n: int) -> dict[int, int]:
             base = _ranks_key(suited)
             value = flush[bits]
             if rest == 0:
-                hist[table[base]] -= 4
+                hist[lookup(base)] -= 4
                 hist[value] += 4
                 continue
             # other cards: (rank, suit index among the 3 other suits), distinct cards
             others = [(r, s) for r in range(13) for s in range(3)]
             for extra in combinations(others, rest):
                 key = base + sum(RANK_KEYS[r] for r, _ in extra)
-                hist[table[key]] -= 4
+                hist[lookup(key)] -= 4
                 hist[value] += 4
     return {s: c for s, c in hist.items() if c}

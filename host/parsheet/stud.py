@@ -12,12 +12,12 @@ contain S. Sets S of 1 to 4 cards are taken up to suit relabelling (13, 169, 1,7
 5-card histogram.
 
 The player also sees the dealer's exposed card (3.7/3.8), and the truly optimal strategy
-uses it. This module's fast sheet uses the best strategy that decides from the player's
-hand rank alone (a decision for each of the 7,462 strengths), exact for that strategy;
-the up-card optimum can only be lower. The exact up-card optimum (about 5.6 million
-situations, each over 163,185 dealer completions) is the slow mode in
-:mod:`cardshoe.parsheet.stud_upcard` (about 5 minutes per core). Both reproduce the
-published Caribbean Stud figures (tests).
+uses it: the default sheet (:func:`ante_bet_upcard_sheet`, computed in
+:mod:`cardshoe.parsheet.stud_upcard` from these counts as "always bet" plus the situations
+the optimum folds; about a minute of CPU). :func:`ante_bet_sheet` (``--rank-only``) gives
+the best strategy that decides from the player's hand rank alone (a decision for each of
+the 7,462 strengths), exact for that strategy, in seconds. Both reproduce the published
+Caribbean Stud figures (tests).
 """
 
 from __future__ import annotations
@@ -216,8 +216,8 @@ def ante_bet_sheet(game: Game, progress: Progress | None = None,
             "exact over all 3,986,646,103,440 disjoint (player, dealer) hand pairs, by "
             "inclusion-exclusion over shared cards",
             "NOT the up-card optimum: the strategy ignores the dealer's exposed card (3.7), so the "
-            "optimum's edge is at most the figure shown; the exact up-card optimum is the slow "
-            "mode --upcard (about 5 minutes per core)",
+            "optimum's edge is at most the figure shown; the exact up-card optimum is the "
+            "default sheet (without --rank-only)",
         ),
         seconds=time.perf_counter() - t0,
     )
@@ -225,8 +225,8 @@ def ante_bet_sheet(game: Game, progress: Progress | None = None,
 
 def ante_bet_upcard_sheet(game: Game, progress: Progress | None = None,
                           workers: int = 1) -> WagerSheet:
-    """Ante and bet under the exact optimal strategy using the dealer's up card (slow:
-    several minutes; see cardshoe.parsheet.stud_upcard)."""
+    """Ante and bet under the exact optimal strategy using the dealer's up card, the
+    default sheet (about a minute of CPU; see cardshoe.parsheet.stud_upcard)."""
     from .stud_upcard import upcard_optimum
 
     t0 = time.perf_counter()
@@ -235,6 +235,8 @@ def ante_bet_upcard_sheet(game: Game, progress: Progress | None = None,
     nets, line_of = _bet_nets(table)
     qmin = qualifying_minimum(game.dealer_qualifier or "")
     result = upcard_optimum(nets, qmin, multiple, progress, workers)
+    totals = result.baseline
+    assert totals is not None
     total = result.deals
     wins: dict[int, int] = {}
     for s, count in result.wins_by_strength.items():
@@ -264,15 +266,31 @@ def ante_bet_upcard_sheet(game: Game, progress: Progress | None = None,
         if name in result.decisions:
             bet, seen = result.decisions[name]
             strategy.append(f"  {name}: {bet} of {seen}")
+    # the strategies on the player's hand alone, from the same disjoint-pair counts
+    rank_only = ante_bet_sheet(game, totals=totals)
+    h5 = histogram5()
+    p_qual = Fraction(sum(c for s, c in h5.items() if s >= qmin), 2598960)
     return WagerSheet(
-        wager="ante+bet (up-card optimum)", rule="3.9, 3.10, 4.1", lines=tuple(lines), house_edge=edge,
+        wager="ante+bet", rule="3.7, 3.9, 3.10, 4.1", lines=tuple(lines), house_edge=edge,
         edge_basis="per unit of ante (exact optimum with the dealer's up card)",
+        exact=True,
         figures=(
             ("probability of betting", p_bet),
             ("element of risk (edge per unit of ante+bet wagered)", edge / (1 + multiple * p_bet)),
+            ("dealer qualifies (A-K or better, all 2,598,960 hands)", p_qual),
+            ("house edge, best strategy on the player's hand alone", rank_only.house_edge
+             or Fraction(0)),
+            ("house edge, bet with a pair or better",
+             strategy_edge(totals, nets, lambda a: kind5(a) >= Hand5.PAIR, multiple)),
+            ("house edge, bet with A-K or better",
+             strategy_edge(totals, nets, lambda a: a >= qmin, multiple)),
+            ("house edge, always bet", strategy_edge(totals, nets, lambda a: True, multiple)),
         ),
         strategy=tuple(strategy),
-        notes=(f"exact over all {total:,} (player hand, up card, dealer hand) deals",),
+        notes=(f"exact over all {total:,} (player hand, up card, dealer hand) deals",
+               "the player sees the dealer's exposed card (3.7) and bets when betting's exact "
+               "expectation is at least folding's; --rank-only gives the best strategy on "
+               "the player's hand alone (" + rank_only.strategy[0].rstrip(".") + ")"),
         seconds=time.perf_counter() - t0,
     )
 

@@ -1,6 +1,6 @@
 """Singapore Stud ante/bet under the exact optimal strategy with the dealer's up card.
 
-The slow, exact mode of ``cardshoe parsheet megalink-singapore-stud-poker --upcard``.
+The default ante/bet sheet of ``cardshoe parsheet megalink-singapore-stud-poker``.
 
 For every dealer up card u and every player hand P (5 of the other 51 cards) the
 player bets when the expected return of betting, over all C(46, 4) = 163,185 dealer
@@ -13,9 +13,16 @@ from inclusion-exclusion over the cards S of P that a dealer hand would share:
 with, for each u, the sorted strengths of the 5-card hands containing u and each set S
 of up to 3 further cards built once. Up cards are taken up to suit (13 ranks, times 4),
 and player hands up to the permutations of the three suits other than the up card's
-(about 400,000 classes per up card). Every (P, u, D) of the 19,933,230,517,200 is
-counted exactly once; the tests check the total and the published Caribbean Stud
-figure under this strategy.
+(about 434,000 classes per up-card rank).
+
+Most situations need not be counted in full: the totals start from "always bet" (the
+disjoint-pair counts of :func:`cardshoe.parsheet.stud.stud_totals`, five deals each), and
+only the situations the optimum folds are moved to fold, with their exact counts. Below
+A-K only the non-qualifying count decides (one inclusion-exclusion sum of plain counts);
+at A-K or better a lower bound on betting's expectation settles the clear bets, and the
+rest (about 6%) are counted exactly as above. Every (P, u, D) of the 19,933,230,517,200
+is enumerated once (checked against the baseline's total); the tests check the published
+Caribbean Stud figure under this strategy.
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
-from ..poker import kind5, strength5
+from ..poker import _T5, kind5, strength5
+from .distributions import histogram5
+from .stud import StudTotals, stud_totals
 
 __all__ = ["UpcardResult", "upcard_optimum", "player_classes", "dealer_tables", "dealer_counts"]
 
@@ -47,11 +56,14 @@ class UpcardResult:
     ev_units: int  # total net return in ante units over all deals
     # (player hand class, is A-K high) -> [situations bet, situations], weighted
     decisions: dict[str, list[int]] = field(default_factory=dict)
+    # the "always bet" disjoint-pair counts the optimum started from
+    baseline: StudTotals | None = None
 
 
 def player_classes(up: int) -> Iterator[tuple[tuple[int, ...], int]]:
     """Player hands of 5 of the 51 cards other than ``up``, up to permutations of the
-    three suits other than the up card's: (representative, number of hands)."""
+    three suits other than the up card's: (representative, number of hands). The cards of
+    a representative are grouped by suit (the up card's suit first), not sorted."""
     up_suit = up & 3
     others = [s for s in range(4) if s != up_suit]
     up_rank = up >> 2
@@ -59,25 +71,24 @@ def player_classes(up: int) -> Iterator[tuple[tuple[int, ...], int]]:
     for k in range(1, 6):
         subsets.extend(combinations(range(13), k))
     index = {s: i for i, s in enumerate(subsets)}
+    size = [len(sub) for sub in subsets]
+    upto = [sum(1 for sub in subsets if len(sub) <= k) for k in range(6)]
+    # each rank set as cards of each of the other three suits (built once, concatenated)
+    in_suit = [[tuple(r * 4 + suit for r in sub) for sub in subsets] for suit in others]
+    s1, s2, s3 = in_suit
     for k0 in range(0, 6):
         for a in combinations([r for r in range(13) if r != up_rank], k0):
+            head = tuple(r * 4 + up_suit for r in a)
             rest = 5 - k0
             # three rank sets for the other suits, in non-increasing subset index order
-            for i in range(len(subsets)):
-                b1 = subsets[i]
-                if len(b1) > rest:
-                    continue
-                for j in range(i + 1):
-                    b2 = subsets[j]
-                    if len(b1) + len(b2) > rest:
-                        continue
-                    need = rest - len(b1) - len(b2)
-                    for b3 in _sets_of_size(subsets, index, need, j):
-                        cards = tuple(sorted(
-                            [r * 4 + up_suit for r in a]
-                            + [r * 4 + others[0] for r in b1]
-                            + [r * 4 + others[1] for r in b2]
-                            + [r * 4 + others[2] for r in b3]))
+            # (subsets are listed by size, so "size <= k" is an index range)
+            for i in range(upto[rest]):
+                n1 = size[i]
+                h1 = head + s1[i]
+                for j in range(min(i + 1, upto[rest - n1])):
+                    n2 = n1 + size[j]
+                    h2 = h1 + s2[j]
+                    for b3 in _sets_of_size(subsets, index, rest - n2, j):
                         i3 = index[b3]
                         if i == j == i3:
                             weight = 1
@@ -85,7 +96,7 @@ def player_classes(up: int) -> Iterator[tuple[tuple[int, ...], int]]:
                             weight = 3
                         else:
                             weight = 6
-                        yield cards, weight
+                        yield h2 + s3[i3], weight
 
 
 _SIZE_CACHE: dict[tuple[int, int], list[tuple[int, ...]]] = {}
@@ -126,82 +137,100 @@ def _dealer_lists(up: int) -> tuple[dict[int, list[int]], dict[int, int]]:
 def upcard_optimum(
     bet_net: Sequence[int], qmin: int, bet_multiple: int = 2,
     progress: Callable[[str, float], None] | None = None, workers: int = 1,
+    totals: StudTotals | None = None,
 ) -> UpcardResult:
     """Exact totals under the optimal bet/fold decision for every (player hand, up card).
 
     ``bet_net[s]`` is the bet's net multiple when the player wins with strength s (4.1.2).
-    The 13 up-card ranks are independent and may run in ``workers`` processes.
+    Starts from "always bet" (``totals``: stud_totals' disjoint-pair counts, five deals
+    each, one per dealer card exposed), then each up-card rank, independently and in up
+    to ``workers`` processes, moves the situations the optimum folds from bet to fold.
     """
-    total = UpcardResult(0, 0, 0, 0, 0, 0, {}, 0, {})
     jobs = [(rank, tuple(bet_net), qmin, bet_multiple) for rank in range(13)]
     done = 0
+    counted = 0
     if progress is not None:
         progress("stud up-card optimum", 0.0)
+    parts: Iterable[_Folds]
+    pool = None
     if workers > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for part in pool.map(_one_up_rank, jobs):
-                _add(total, part)
-                done += 1
-                if progress is not None:
-                    progress("stud up-card optimum", done / 13)
+        pool = ProcessPoolExecutor(max_workers=workers)
+        parts = pool.map(_one_up_rank, jobs)
     else:
-        for job in jobs:
-            _add(total, _one_up_rank(job))
+        parts = map(_one_up_rank, jobs)
+    try:
+        # the workers start on the up-card ranks while this process counts the baseline
+        if totals is None:
+            totals = stud_totals(qmin, progress)
+        m = bet_multiple
+        n = len(bet_net) - 1
+        names = ["", *(_category(s, qmin) for s in range(1, n + 1))]
+        h5 = histogram5()
+        result = UpcardResult(0, 0, 0, 0, 0, 0, {}, 0, {}, totals)
+        for a in range(1, n + 1):
+            nq, win, tie, lose = (5 * x for x in (totals.nq[a], totals.win[a], totals.tie[a],
+                                                   totals.lose[a]))
+            result.deals += nq + win + tie + lose
+            result.nq += nq
+            result.tie += tie
+            result.lose += lose
+            if win:
+                result.wins_by_strength[a] = win
+            result.ev_units += nq + win * (1 + m * bet_net[a]) - lose * (1 + m)
+            seen = 47 * h5.get(a, 0)  # (P, u) situations: the 47 up cards outside P
+            entry = result.decisions.setdefault(names[a], [0, 0])
+            entry[0] += seen
+            entry[1] += seen
+        result.bet_deals = result.deals
+        for part in parts:
+            counted += part.situations
+            _apply(result, part, names)
             done += 1
             if progress is not None:
                 progress("stud up-card optimum", done / 13)
-    return total
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    if counted * COMPLETIONS != result.deals:  # every (P, u, D) once, as the baseline has it
+        raise RuntimeError(f"up-card enumeration counted {counted * COMPLETIONS} deals, "
+                           f"not {result.deals}")
+    return result
 
 
-def _add(total: UpcardResult, part: UpcardResult) -> None:
-    total.deals += part.deals
-    total.bet_deals += part.bet_deals
-    total.nq += part.nq
-    total.tie += part.tie
-    total.lose += part.lose
-    total.fold += part.fold
-    total.ev_units += part.ev_units
-    for s, n in part.wins_by_strength.items():
-        total.wins_by_strength[s] = total.wins_by_strength.get(s, 0) + n
-    for name, (bet, seen) in part.decisions.items():
-        entry = total.decisions.setdefault(name, [0, 0])
-        entry[0] += bet
-        entry[1] += seen
+@dataclass
+class _Folds:
+    """One up-card rank's folded situations: their exact bet outcome counts, weighted."""
+
+    situations: int = 0  # (P, u) situations enumerated (a check against the baseline)
+    nq: int = 0
+    tie: int = 0
+    lose: int = 0
+    ev_bet: int = 0
+    deals: int = 0
+    wins_by_strength: dict[int, int] = field(default_factory=dict)
+    folded_by_strength: dict[int, int] = field(default_factory=dict)  # situations
 
 
-def _one_up_rank(job: tuple[int, tuple[int, ...], int, int]) -> UpcardResult:
-    """All player hands against one up-card rank (its four suits by symmetry)."""
-    rank, bet_net, qmin, bet_multiple = job
-    nq_t = tie_t = lose_t = fold_t = bet_deals = ev_total = deals = 0
-    wins: dict[int, int] = defaultdict(int)
-    up = rank * 4  # suit 0; the other three up-card suits are the same by symmetry
-    table, singles = dealer_tables(up, qmin)
-    names = ["", *(_category(s, qmin) for s in range(1, len(bet_net)))]
-    decisions: dict[str, list[int]] = {}
-    for hand, weight in player_classes(up):
-        sp = strength5(*hand)
-        nq, less, greater = dealer_counts(hand, sp, table, singles, qmin)
-        eq = COMPLETIONS - nq - less - greater
-        ev_bet = nq + less * (1 + bet_multiple * bet_net[sp]) - greater * (1 + bet_multiple)
-        w = 4 * weight  # four up-card suits
-        deals += w * COMPLETIONS
-        entry = decisions.setdefault(names[sp], [0, 0])
-        entry[1] += w
-        if ev_bet >= -COMPLETIONS:
-            entry[0] += w
-            bet_deals += w * COMPLETIONS
-            nq_t += w * nq
-            tie_t += w * eq
-            lose_t += w * greater
-            wins[sp] += w * less
-            ev_total += w * ev_bet
+def _apply(result: UpcardResult, part: _Folds, names: list[str]) -> None:
+    """Move the folded situations from "bet" to "fold" (3.9.1: a fold loses the ante)."""
+    result.bet_deals -= part.deals
+    result.nq -= part.nq
+    result.tie -= part.tie
+    result.lose -= part.lose
+    result.fold += part.deals
+    result.ev_units -= part.ev_bet + part.deals
+    for sp, wins in part.wins_by_strength.items():
+        if not wins:
+            continue
+        left = result.wins_by_strength[sp] - wins
+        if left:
+            result.wins_by_strength[sp] = left
         else:
-            fold_t += w * COMPLETIONS
-            ev_total -= w * COMPLETIONS
-    return UpcardResult(deals, bet_deals, nq_t, tie_t, lose_t, fold_t, dict(wins), ev_total,
-                        decisions)
+            del result.wins_by_strength[sp]
+    for sp, situations in part.folded_by_strength.items():
+        result.decisions[names[sp]][0] -= situations
 
 
 _IDX1 = [(i,) for i in range(5)]
@@ -261,6 +290,98 @@ def dealer_counts(
         elif s > sp:
             greater += 1
     return nq, less, greater
+
+
+def _one_up_rank(job: tuple[int, tuple[int, ...], int, int]) -> _Folds:
+    """The situations folded against one up-card rank (its four suits by symmetry).
+
+    Betting's expectation needs the three dealer counts. Most situations are decided
+    without them: below A-K only the non-qualifying count matters (one inclusion-exclusion
+    sum of plain counts); at A-K or better a lower bound on betting's expectation (first-
+    order inclusion-exclusion, the pair terms bounded by their size) settles every hand
+    that clearly bets. The rest are counted exactly (dealer_counts)."""
+    rank, bet_net, qmin, m = job
+    up = rank * 4  # suit 0; the other three up-card suits are the same by symmetry
+    return folds(up, bet_net, qmin, m, player_classes(up))
+
+
+def folds(up: int, bet_net: Sequence[int], qmin: int, m: int,
+          classes: Iterable[tuple[tuple[int, ...], int]]) -> _Folds:
+    """The folded situations among ``classes`` (player hand, weight) against ``up``
+    (weights times 4 for the up card's suits); see _one_up_rank."""
+    table, singles = dealer_tables(up, qmin)
+    card, t5, mask = _T5.card5, _T5.table5, _T5.mask5
+    bit = _BIT
+    # q[S]: dealer hands holding S and up that do not qualify (for |S| = 4: 0 or 1)
+    q = {key: t[1] for key, t in table.items()}
+    for key, sv in singles.items():
+        q[key] = 1 if sv < qmin else 0
+    q0 = q.pop(0)
+    # below0[s], below1[c][s]: hands holding up (and c) with strength below s
+    base = table[0][0]
+    top = len(bet_net) + 1
+    below0 = [bisect_left(base, s) for s in range(top)]
+    below1: list[list[int]] = [[] for _ in range(52)]
+    for c in range(52):
+        if c != up:
+            below1[c] = [bisect_left(table[bit[c]][0], s) for s in range(top)]
+    others = [c for c in range(52) if c != up]
+    n0 = len(base)  # 249,900: 4 of the other 51
+    n1 = len(table[bit[others[0]]][0])  # 19,600: 3 of the other 50
+    pair_slack = 10 * len(table[bit[others[0]] | bit[others[1]]][0])  # 10 pairs x 1,176
+    out = _Folds()
+    wins = out.wins_by_strength
+    folded = out.folded_by_strength
+    for hand, weight in classes:
+        a, b, c, d, e = hand
+        sp = t5[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask]
+        w = 4 * weight  # four up-card suits
+        out.situations += w
+        if sp < qmin:
+            ba, bb, bc, bd, be = bit[a], bit[b], bit[c], bit[d], bit[e]
+            ab, ac, ad, ae = ba | bb, ba | bc, ba | bd, ba | be
+            bcm, bdm, bem = bb | bc, bb | bd, bb | be
+            cd, ce, de = bc | bd, bc | be, bd | be
+            nq = (q0 - q[ba] - q[bb] - q[bc] - q[bd] - q[be]
+                  + q[ab] + q[ac] + q[ad] + q[ae] + q[bcm] + q[bdm] + q[bem] + q[cd] + q[ce]
+                  + q[de]
+                  - q[ab | bc] - q[ab | bd] - q[ab | be] - q[ac | bd] - q[ac | be]
+                  - q[ad | be] - q[bcm | bd] - q[bcm | be] - q[bdm | be] - q[cd | be]
+                  + q[ab | cd] + q[ab | ce] + q[ab | de] + q[ac | de] + q[bcm | de])
+            # below A-K the player only wins when the dealer does not qualify (3.10.2):
+            # betting's expectation 4 nq - 3 C against folding's -C
+            if 2 * nq >= COMPLETIONS:
+                continue  # bets: the baseline has it
+            folded[sp] = folded.get(sp, 0) + w
+            out.deals += w * COMPLETIONS
+            out.nq += w * nq
+            out.lose += w * (COMPLETIONS - nq)
+            out.ev_bet += w * (nq - (1 + m) * (COMPLETIONS - nq))
+            continue
+        # A lower bound on betting's expectation: the hands sharing a player card removed
+        # from the non-qualifying and beaten counts by first-order sums (removes at least
+        # as many as share), and from the better hands by first-order sums less the
+        # pairs' sizes (removes at most as many as share).
+        r0, r1, r2, r3, r4 = below1[a], below1[b], below1[c], below1[d], below1[e]
+        nq_lo = below0[qmin] - r0[qmin] - r1[qmin] - r2[qmin] - r3[qmin] - r4[qmin]
+        less_lo = (below0[sp] - r0[sp] - r1[sp] - r2[sp] - r3[sp] - r4[sp]) - nq_lo
+        s1 = sp + 1
+        greater_hi = (n0 - below0[s1] + pair_slack
+                      - 5 * n1 + r0[s1] + r1[s1] + r2[s1] + r3[s1] + r4[s1])
+        if nq_lo + less_lo * (1 + m * bet_net[sp]) - (1 + m) * greater_hi >= -COMPLETIONS:
+            continue  # bets for certain: the baseline has it
+        nq, less, greater = dealer_counts(hand, sp, table, singles, qmin)
+        ev_bet = nq + less * (1 + m * bet_net[sp]) - greater * (1 + m)
+        if ev_bet >= -COMPLETIONS:
+            continue
+        folded[sp] = folded.get(sp, 0) + w
+        out.deals += w * COMPLETIONS
+        out.nq += w * nq
+        out.tie += w * (COMPLETIONS - nq - less - greater)
+        out.lose += w * greater
+        wins[sp] = wins.get(sp, 0) + w * less
+        out.ev_bet += w * ev_bet
+    return out
 
 
 def _category(strength: int, qmin: int) -> str:

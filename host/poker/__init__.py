@@ -116,8 +116,7 @@ class Hand:
         return tuple((c >> 2) + 2 for c in self.cards)
 
 
-_T5 = _t.Tables5()
-_T3 = _t.Tables3()
+_T5 = _T3 = _t.load()  # both sizes come from the one shipped file (tables.bin)
 
 STRENGTH5_MAX: int = _T5.n_strengths
 """The strength of a royal flush, the top of the 5-card scale (7462)."""
@@ -142,36 +141,34 @@ def strengths5(hands: Iterable[Sequence[int]]) -> list[int]:
     return [table[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask] for a, b, c, d, e in hands]
 
 
-def _flush_best(cards: Sequence[int], key: int) -> int:
-    suit = _T5.suit_of_flush[key & _T5.flush_bits67]
-    bits = 0
-    for c in cards:
-        if c & 3 == suit:
-            bits |= 1 << (c >> 2)
-    return _T5.flush_by_bits[bits]
-
-
 def _make_strength67() -> tuple[
     Callable[[int, int, int, int, int, int], int],
     Callable[[int, int, int, int, int, int, int], int],
 ]:
-    _T5.build67()
-    card, bias, fbits = _T5.card67, _T5.bias67, _T5.flush_bits67
-    t6, t7, rmask = _T5.table6, _T5.table7, _t.RANK_MASK
+    card, fbits, low = _T5.card67, _T5.flush_bits67, _t.SUIT_BITS67
+    high = low + _T5.ph_shift
+    off6, slots6, off7, slots7 = _T5.off6, _T5.slots6, _T5.off7, _T5.slots7
+    # A flush (about 3% of 7-card hands): each card's rank bit in its suit's 13-bit lane;
+    # the flush suit's lane is the bit set of its ranks.
+    lane = [1 << ((c >> 2) + 13 * (c & 3)) for c in range(52)]
+    shift_of = {bit: 13 * s for bit, s in _T5.suit_of_flush.items()}
+    flush = _T5.flush_by_bits
 
     def strength6(a: int, b: int, c: int, d: int, e: int, f: int) -> int:
         """Strength of the best 5 of six distinct card ints; no validation (fast path)."""
-        k = bias + card[a] + card[b] + card[c] + card[d] + card[e] + card[f]
+        k = card[a] + card[b] + card[c] + card[d] + card[e] + card[f]
         if k & fbits:
-            return _flush_best((a, b, c, d, e, f), k)
-        return t6[k & rmask]
+            m = lane[a] + lane[b] + lane[c] + lane[d] + lane[e] + lane[f]
+            return flush[(m >> shift_of[k & fbits]) & 8191]
+        return slots6[(off6[k >> high] + k) >> low]  # type: ignore[no-any-return]
 
     def strength7(a: int, b: int, c: int, d: int, e: int, f: int, g: int) -> int:
         """Strength of the best 5 of seven distinct card ints; no validation (fast path)."""
-        k = bias + card[a] + card[b] + card[c] + card[d] + card[e] + card[f] + card[g]
+        k = card[a] + card[b] + card[c] + card[d] + card[e] + card[f] + card[g]
         if k & fbits:
-            return _flush_best((a, b, c, d, e, f, g), k)
-        return t7[k & rmask]
+            m = lane[a] + lane[b] + lane[c] + lane[d] + lane[e] + lane[f] + lane[g]
+            return flush[(m >> shift_of[k & fbits]) & 8191]
+        return slots7[(off7[k >> high] + k) >> low]  # type: ignore[no-any-return]
 
     return strength6, strength7
 
@@ -180,7 +177,7 @@ strength6, strength7 = _make_strength67()
 
 
 def _make_strength3() -> tuple[Callable[[int, int, int], int], Callable[[int, int, int], int]]:
-    card, mask, plain, royal = _T3.card3, _T3.mask3, _T3.table, _T3.table_royal
+    card, mask, plain, royal = _T3.card3, _T3.mask3, _T3.table3, _T3.table3_royal
 
     def strength3(a: int, b: int, c: int) -> int:
         """3-card strength, no royal class (Megalink/Xtreme 3.14); no validation."""
@@ -194,7 +191,6 @@ def _make_strength3() -> tuple[Callable[[int, int, int], int], Callable[[int, in
 
 
 strength3, strength3_royal = _make_strength3()
-
 
 def kind5(strength: int) -> Hand5:
     """The class of a 5-card strength."""
@@ -210,12 +206,12 @@ def tiebreak5(strength: int) -> tuple[int, ...]:
     """
     if not 1 <= strength <= STRENGTH5_MAX:
         raise ValueError(f"not a 5-card strength: {strength!r}")
-    return tuple(r + 2 for r in _T5.value_of[strength][1])
+    return tuple(r + 2 for r in _T5.tiebreak(strength))
 
 
 def kind3(strength: int, *, royal: bool = False) -> Hand3:
     """The class of a 3-card strength (from the table with or without the royal)."""
-    return Hand3((_T3.class_of_royal if royal else _T3.class_of)[strength])
+    return Hand3((_T3.class3_royal if royal else _T3.class3)[strength])
 
 
 def _checked(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ...]:
@@ -260,12 +256,95 @@ def evaluate3(cards: Iterable[int], *, royal: bool = False) -> Hand:
     return Hand(kind, strength, _display_order((a, b, c), kind in _STRAIGHT_KINDS))
 
 
-def evaluate5(cards: Iterable[int]) -> Hand:
-    """Evaluate exactly 5 cards (Stud 3.11/3.12, Let It Ride 3.21); wheel lowest straight."""
-    hand = _checked(cards, (5,))
-    strength = strength5(*hand)
-    kind = kind5(strength)
-    return Hand(kind, strength, _display_order(hand, kind in _STRAIGHT_KINDS))
+_BY_CLASS5 = {kind.value: kind for kind in Hand5}
+_KIND5: list[Hand5] = [Hand5.HIGH_CARD] + [_BY_CLASS5[c] for c in _T5.class_of[1:]]
+_CARD_OK = frozenset(range(52))
+_new = object.__new__
+_set_dict = object.__setattr__
+
+
+def _make_hand(kind: Hand3 | Hand5, strength: int, cards: tuple[int, ...]) -> Hand:
+    # Same object as Hand(kind, strength, cards), without the frozen dataclass's
+    # per-field object.__setattr__ (a third of evaluate5's time before).
+    hand: Hand = _new(Hand)
+    _set_dict(hand, "__dict__", {"kind": kind, "strength": strength, "cards": cards})
+    return hand
+
+
+_INT_ONLY = frozenset((int,))
+
+
+def _checked_fast(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """_checked, with the common case (distinct plain ints 0..51) tested in bulk, in C."""
+    hand = cards if type(cards) is tuple else tuple(cards)
+    # bool is an int (True == 1) and 1.0 == 1, so the exact type is checked, as check_card does
+    if (len(hand) in sizes and _CARD_OK.issuperset(hand) and len(set(hand)) == len(hand)
+            and _INT_ONLY.issuperset(map(type, hand))):
+        return hand
+    return _checked(hand, sizes)
+
+
+def _order_weights(strength: int) -> list[int]:
+    """Per rank index, its place in display order, 5 first to 1 last (0: not in the hand):
+    groups by size then rank; a wheel's ace last (Stud 3.3.1.2/3.12.4)."""
+    cls = _T5.class_of[strength]
+    ranks = _T5.tiebreak(strength)
+    weights = [0] * 13
+    if cls in (_t.C5_STRAIGHT, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
+        top = ranks[0]
+        for i in range(5):
+            weights[top - i if top - i >= 0 else 12] = 5 - i  # the wheel's ace: 1, last
+        return weights
+    # tiebreak order is the display order of the groups
+    for pos, r in enumerate(ranks):
+        weights[r] = 5 - pos
+    return weights
+
+
+# Per strength, lazily: each card's sort key, its rank's place * 4 + its suit, as 52 bytes
+# (small ints: a sort reads them without touching int objects all over the heap).
+_KEYS: list[bytes | None] = [None] * (STRENGTH5_MAX + 1)
+
+
+def _card_keys(strength: int) -> bytes:
+    keys = _KEYS[strength]
+    if keys is None:
+        w = _order_weights(strength)
+        keys = _KEYS[strength] = bytes((w[c >> 2] << 2) | (c & 3) for c in range(52))
+    return keys
+
+
+def _display5(strength: int, hand: Sequence[int]) -> tuple[int, ...]:
+    keys = _KEYS[strength] or _card_keys(strength)
+    return tuple(sorted(hand, key=keys.__getitem__, reverse=True))
+
+
+def _make_evaluate5() -> Callable[[Iterable[int]], Hand]:
+    card, table, mask = _T5.card5, _T5.table5, _T5.mask5
+    ok, int_only, kinds, all_keys = _CARD_OK, _INT_ONLY, _KIND5, _KEYS
+
+    def evaluate5(cards: Iterable[int]) -> Hand:
+        """Evaluate exactly 5 cards (Stud 3.11/3.12, Let It Ride 3.21); wheel lowest straight.
+
+        Raises CardError/DuplicateCardError on bad input."""
+        # Everything inline (one Python call): this is settlement's path, and the
+        # benchmark holds it against the raw strength5.
+        hand = cards if type(cards) is tuple else tuple(cards)
+        if not (len(hand) == 5 and ok.issuperset(hand) and len(set(hand)) == 5
+                and int_only.issuperset(map(type, hand))):
+            hand = _checked(hand, (5,))
+        a, b, c, d, e = hand
+        strength = table[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask]
+        keys = all_keys[strength] or _card_keys(strength)
+        out: Hand = _new(Hand)
+        _set_dict(out, "__dict__", {"kind": kinds[strength], "strength": strength,
+                                    "cards": tuple(sorted(hand, key=keys.__getitem__, reverse=True))})
+        return out
+
+    return evaluate5
+
+
+evaluate5 = _make_evaluate5()
 
 
 def best5(cards: Iterable[int]) -> Hand:
@@ -274,12 +353,55 @@ def best5(cards: Iterable[int]) -> Hand:
     When several 5-card subsets tie for best (e.g. two equal kickers) the one of the
     higher card codes is shown; the strength is the same either way.
     """
-    hand = _checked(cards, (5, 6, 7))
+    hand = _checked_fast(cards, (5, 6, 7))
     if len(hand) == 5:
         return evaluate5(hand)
     best = strength6(*hand) if len(hand) == 6 else strength7(*hand)
-    for sub in combinations(sorted(hand, reverse=True), 5):
-        if strength5(*sub) == best:
-            kind = kind5(best)
-            return Hand(kind, best, _display_order(sub, kind in _STRAIGHT_KINDS))
-    raise AssertionError("best-of table disagrees with the 5-card table")  # pragma: no cover
+    cls = _T5.class_of[best]
+    # The best hand's ranks (with their multiplicities) are known from its strength; take
+    # the highest-coded cards of those ranks, which is the tie rule above. A flush class
+    # takes them from the one suit holding 5+ cards.
+    keys = _KEYS[best] or _card_keys(best)
+    if cls in (_t.C5_FLUSH, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
+        counts = [0, 0, 0, 0]
+        for c in hand:
+            counts[c & 3] += 1
+        suit = counts.index(max(counts))
+        chosen = [c for c in hand if c & 3 == suit and keys[c] > 3]
+    else:
+        need = bytearray(_NEEDS[best] or _needs(best))
+        chosen = []
+        for c in sorted(hand, reverse=True):
+            r = c >> 2
+            if need[r]:
+                need[r] -= 1
+                chosen.append(c)
+    return _make_hand(_KIND5[best], best, tuple(sorted(chosen, key=keys.__getitem__, reverse=True)))
+
+
+# Per strength, lazily: how many cards of each rank its 5 cards hold (13 bytes).
+_NEEDS: list[bytes | None] = [None] * (STRENGTH5_MAX + 1)
+
+
+def _needs(strength: int) -> bytes:
+    need = bytearray(13)
+    for r, k in _GROUP_COUNTS[_T5.class_of[strength]](_T5.tiebreak(strength)):
+        need[r] = k
+    _NEEDS[strength] = found = bytes(need)
+    return found
+
+
+def _straight_counts(ranks: tuple[int, ...]) -> list[tuple[int, int]]:
+    top = ranks[0]
+    return [((top - i) if top - i >= 0 else 12, 1) for i in range(5)]
+
+
+_GROUP_COUNTS: dict[int, Callable[[tuple[int, ...]], list[tuple[int, int]]]] = {
+    _t.C5_HIGH: lambda r: [(x, 1) for x in r],
+    _t.C5_PAIR: lambda r: [(r[0], 2)] + [(x, 1) for x in r[1:]],
+    _t.C5_TWO_PAIR: lambda r: [(r[0], 2), (r[1], 2), (r[2], 1)],
+    _t.C5_TRIPS: lambda r: [(r[0], 3), (r[1], 1), (r[2], 1)],
+    _t.C5_STRAIGHT: _straight_counts,
+    _t.C5_FULL_HOUSE: lambda r: [(r[0], 3), (r[1], 2)],
+    _t.C5_QUADS: lambda r: [(r[0], 4), (r[1], 1)],
+}

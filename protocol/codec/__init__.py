@@ -2,6 +2,11 @@
 
 The declarations in `cardshoe.protocol.spec` (construct Structs with field docs, Const
 version, Enum types, Check rules, Checksum CRC; never compiled) are the SPEC in code.
+`cardshoe.protocol.layout` derives `struct` layouts from them at import, which the
+receiver, `parse_payload`, `build_payload` and `build_raw_frame` use (with the
+declarations' own Check functions); construct itself remains the reference path
+(`Receiver(reference=True)`, `decode_frame(..., reference=True)`, `parse_payload_reference`,
+`build_payload_reference`, `build_raw_frame_reference`), held to the same results by the tests.
 On top of them:
 
 Encoding
@@ -12,7 +17,7 @@ Encoding
     build_payload(message) -> bytes / parse_payload(mtype, payload) -> Message
 
 Receiving
-    Receiver(keys, direction=Direction.SHOE_TO_HOST, windows={}, auto_accept=False)
+    Receiver(keys, direction=Direction.SHOE_TO_HOST, windows={}, auto_accept=False, reference=False)
         .feed(data) -> list[Frame | Rejection]   in order; the buffer never exceeds MAX_ENCODED
         .counts[Reason] rejections counted by reason; .accepted; .buffered; .high_water
         .window_for(shoe, mtype) -> ReplayWindow; .reset()

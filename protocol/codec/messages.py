@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Union
 from construct import ConstructError
 
 from .errors import PayloadError
+from .layout import PAYLOAD_LAYOUTS, build_fast, parse_fast
 from .spec import MAINTENANCE_MAGIC, PAYLOADS, MessageType, as_int
 
 
@@ -242,7 +243,22 @@ def _plain(value: Any) -> Any:
 
 
 def build_payload(message: Message) -> bytes:
-    """The payload bytes of `message`; raises PayloadError if a field is out of range."""
+    """The payload bytes of `message`; raises PayloadError if a field is out of range.
+
+    Types with a derived `struct` layout (all but NEW_SHOE) are packed by it, with the
+    declaration's checks; anything it does not accept as is goes to construct
+    (`build_payload_reference`), which builds it or raises the error that names the field.
+    """
+    layout = PAYLOAD_LAYOUTS.get(message.TYPE)
+    if layout is not None:
+        data = build_fast(layout, dict(message.__dict__))
+        if data is not None:
+            return data
+    return build_payload_reference(message)
+
+
+def build_payload_reference(message: Message) -> bytes:
+    """build_payload by the construct declaration alone (the reference)."""
     data = {f.name: getattr(message, f.name) for f in dataclasses.fields(message)}
     if isinstance(message, NewShoe):
         data["entries"] = [{"code": e.code, "uid": e.uid} for e in message.entries]
@@ -252,8 +268,64 @@ def build_payload(message: Message) -> bytes:
         raise PayloadError(f"{message.TYPE.name}: {exc}") from exc
 
 
+def plain_dataclass(cls: type[Any]) -> None:
+    """Refuse (at import) a class that the fast path may not make without its __init__:
+    one with a __post_init__, __slots__ or a __new__ of its own would differ."""
+    if (not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__") or "__slots__" in vars(cls)
+            or cls.__new__ is not object.__new__):
+        raise AssertionError(f"{cls.__name__} cannot be made without its __init__")
+
+
+def _fast_fields() -> dict[int, tuple[type[Message], tuple[str, ...]]]:
+    """Per type with a layout: its message class and the layout fields it does not store;
+    every field the class stores must be one the layout parses."""
+    out: dict[int, tuple[type[Message], tuple[str, ...]]] = {}
+    for mtype, layout in PAYLOAD_LAYOUTS.items():
+        cls = MESSAGE_CLASSES[MessageType(mtype)]
+        plain_dataclass(cls)
+        stored = [f.name for f in dataclasses.fields(cls)]
+        parsed = list(layout.names) + ([layout.tail] if layout.tail else [])
+        if not set(stored) <= set(parsed):
+            raise AssertionError(f"{cls.__name__}: fields {stored} not all in the layout {parsed}")
+        out[mtype] = (cls, tuple(name for name in parsed if name not in stored))
+    return out
+
+
+_FIELDS = _fast_fields()
+FAST_PAYLOADS: dict[int, tuple[Any, type[Message], tuple[str, ...]]] = {
+    mtype: (PAYLOAD_LAYOUTS[mtype], cls, derived) for mtype, (cls, derived) in _FIELDS.items()
+}
+"""Type -> the arguments of `layout.parse_fast` but the payload, for the receiver's hot path."""
+
+
+def make(cls: type[Any], values: dict[str, Any]) -> Any:
+    """A frozen dataclass instance with exactly `values` as its fields, without its
+    generated __init__ (whose object.__setattr__ per field costs more than the parse).
+    Only for values already checked: the fast path's, compared with construct's in tests,
+    and only for classes whose __init__ does nothing more (see `plain_dataclass`)."""
+    obj: Any = object.__new__(cls)
+    obj.__dict__.update(values)
+    return obj
+
+
 def parse_payload(mtype: int, payload: bytes) -> Message:
-    """The message of type `mtype` in `payload`; raises PayloadError naming what is wrong."""
+    """The message of type `mtype` in `payload`; raises PayloadError naming what is wrong.
+
+    Types with a derived `struct` layout are unpacked by it and checked by the
+    declaration's own Check functions; a payload it does not accept goes to construct
+    (`parse_payload_reference`), which names the rule it breaks.
+    """
+    layout = PAYLOAD_LAYOUTS.get(mtype)
+    if layout is not None:
+        cls, derived = _FIELDS[mtype]
+        message = parse_fast(layout, cls, derived, payload)
+        if message is not None:
+            return message  # type: ignore[no-any-return]
+    return parse_payload_reference(mtype, payload)
+
+
+def parse_payload_reference(mtype: int, payload: bytes) -> Message:
+    """parse_payload by the construct declaration alone (the reference)."""
     try:
         kind = MessageType(mtype)
     except ValueError:

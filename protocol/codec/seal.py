@@ -15,6 +15,8 @@ import functools
 import hashlib
 import hmac
 import struct
+import threading
+from typing import Any
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
@@ -42,9 +44,55 @@ def initial_counter(mtype: int, boot: int, seq: int) -> bytes:
     return struct.pack("<IIB3xI", boot, seq, mtype, 0)
 
 
+_NONCE = struct.Struct("<IIB3x")
+"""The first 12 bytes of every counter block: boot, seq, type, three zero bytes."""
+_BLOCK_NO = tuple(i.to_bytes(4, "big") for i in range(16))
+"""The big-endian block counter of blocks 0-15 (a payload needs at most 14)."""
+
+
+_ECB: dict[bytes, tuple[Any, threading.Lock]] = {}
+
+
+def _ecb(key: bytes) -> tuple[Any, threading.Lock]:
+    """One AES-128-ECB encryptor per shoe key, reused for every frame (making a CTR cipher
+    object per frame costs more than the rest of the decode), with the lock that keeps two
+    threads from interleaving its calls. A plain dict: an lru_cache lookup costs more."""
+    found = _ECB.get(key)
+    if found is None:
+        if len(_ECB) >= 256:
+            _ECB.clear()
+        found = _ECB[key] = (Cipher(algorithms.AES(card_key(key)), modes.ECB()).encryptor(), threading.Lock())
+    return found
+
+
 def seal_payload(key: bytes, mtype: int, boot: int, seq: int, payload: bytes) -> bytes:
     """The payload with its card values sealed (or, given a sealed one, opened): the two
-    are the same XOR. `key` is the shoe key; a type with no card values is returned as is."""
+    are the same XOR. `key` is the shoe key; a type with no card values is returned as is.
+
+    The keystream is the counter mode's, block by block (SPEC 3.5): AES-ECB over the
+    counter blocks `<IIB3x` (boot, seq, type) + big-endian block number.
+    `seal_payload_reference` is the same by the `cryptography` package's CTR mode.
+    """
+    start = SEALED_FROM.get(mtype)
+    if start is None or len(payload) <= start:
+        return bytes(payload)
+    n = len(payload) - start
+    prefix = _NONCE.pack(boot, seq, mtype)
+    count = (n + 15) // 16
+    if count == 1:
+        blocks = prefix + _BLOCK_NO[0]
+    else:
+        blocks = b"".join([prefix + (_BLOCK_NO[i] if i < 16 else i.to_bytes(4, "big")) for i in range(count)])
+    found = _ECB.get(key) if type(key) is bytes else None
+    enc, lock = found if found is not None else _ecb(bytes(key))
+    with lock:
+        stream = enc.update(blocks)
+    plain = int.from_bytes(payload[start:], "little") ^ int.from_bytes(stream[:n], "little")
+    return bytes(payload[:start]) + plain.to_bytes(n, "little")
+
+
+def seal_payload_reference(key: bytes, mtype: int, boot: int, seq: int, payload: bytes) -> bytes:
+    """seal_payload by the `cryptography` package's own CTR mode (the reference)."""
     start = SEALED_FROM.get(mtype)
     if start is None or len(payload) <= start:
         return bytes(payload)

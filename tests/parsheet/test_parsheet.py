@@ -315,3 +315,12 @@ def test_pay_lines_read_from_games_data() -> None:
     # the par sheet prices lines from cardshoe.games, like settlement
     line = get_game(XTREME).table("progressive").lines[2]
     assert isinstance(line, PayLine) and line.basis is Basis.FOR
+
+
+def test_cli_stud_options_refused_together(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([STUD, "--upcard", "--rank-only"])
+    assert exc.value.code == 2
+    assert "--rank-only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([STUD, "--workers", "0"])

@@ -287,3 +287,58 @@ def test_against_treys_every_hand(all_strengths5: list[int]) -> None:
         if 7463 - lookup(h[:2], h[2:]) != s:
             mismatches += 1
     assert mismatches == 0
+
+
+# ---------------------------------------------------------------- Hand cards, by brute force
+
+def _reference_display(cards: tuple[int, ...]) -> tuple[int, ...]:
+    """Display order as Hand documents it: groups by size then rank, high first (suit
+    code breaks ties), a straight's low ace (wheel, Stud 3.3.1.2) last."""
+    count = Counter(c >> 2 for c in cards)
+    out = sorted(cards, key=lambda c: (count[c >> 2], c >> 2, c & 3), reverse=True)
+    ranks = sorted({c >> 2 for c in cards})
+    if ranks == [0, 1, 2, 3, 12]:
+        out = out[1:] + out[:1]
+    return tuple(out)
+
+
+def _reference_best(cards: list[int]) -> tuple[int, tuple[int, ...]]:
+    """The best 5 by trying all subsets; among equals, the higher card codes (Hand's rule)."""
+    best = max(strength5(*s) for s in combinations(cards, 5))
+    for sub in combinations(sorted(cards, reverse=True), 5):
+        if strength5(*sub) == best:
+            return best, _reference_display(sub)
+    raise AssertionError
+
+
+def test_hand_cards_match_brute_force() -> None:
+    """evaluate5/best5 pick and order the cards without trying subsets (issue 15): the
+    same cards as the exhaustive choice, including flush-heavy and paired hands."""
+    rng = random.Random(15)
+    for n in (5, 6, 7):
+        for i in range(3000):
+            if i % 3 == 0:  # five or more of one suit
+                suit = rng.randrange(4)
+                cards = rng.sample([r * 4 + suit for r in range(13)], rng.randint(5, n))
+                cards += rng.sample([c for c in range(52) if c not in cards], n - len(cards))
+            elif i % 3 == 1:  # few ranks: pairs, trips, full houses, quads
+                ranks = rng.sample(range(13), 3)
+                pool = [r * 4 + s for r in ranks for s in range(4)]
+                cards = rng.sample(pool, min(n, len(pool)))
+            else:
+                cards = rng.sample(range(52), n)
+            strength, shown = _reference_best(cards)
+            hand = best5(cards) if n > 5 else evaluate5(cards)
+            assert (hand.strength, hand.cards) == (strength, shown), cards
+            assert hand.kind is kind5(strength)
+
+
+def test_bad_cards_still_refused_on_the_fast_path() -> None:
+    with pytest.raises(CardError):
+        evaluate5([True, 2, 3, 4, 5])
+    with pytest.raises(CardError):
+        best5([1.0, 2, 3, 4, 5, 6])  # type: ignore[list-item]
+    with pytest.raises(CardError):
+        evaluate5((0, 1, 2, 3, 52))
+    with pytest.raises(DuplicateCardError):
+        best5((0, 1, 2, 3, 4, 5, 5))
