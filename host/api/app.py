@@ -35,7 +35,7 @@ from cardshoe.protocol.messages import ManifestEntry
 from .auth import Guard, Principal
 from .limits import BodyLimits
 from .page import mount_page
-from .pitview import hidden_texts_of, public_of, scrub
+from .pitview import hand_classes, hidden_texts_of, public_of, scrub
 
 # -- request bodies -------------------------------------------------------------------
 _STRICT = ConfigDict(extra="forbid", strict=True)
@@ -278,14 +278,19 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
 
     @app.get("/rounds/{round_id}", tags=["round"])
     def get_round(round_id: RoundId, who: Principal = read_dep,
-                  view: Literal["pit", "all"] | None = view_q) -> dict[str, Any]:
+                  view: Literal["pit", "all"] | None = view_q,
+                  classes: bool = Query(False, description="add `hand_classes`: each complete hand's class "
+                                                           "(as far as its cards are shown to this reader)")
+                  ) -> dict[str, Any]:
         """The round's state: wagers, cards by place, hands, flags, decisions, settlement.
 
         The pit view (a supervisor's token or session, or `?view=pit`) leaves out the value
         of every card still face down (docs/api.md, "Roles")."""
         snapshot: dict[str, Any] = control().round_snapshot(round_id)
         if _pit(who, view):
-            return pit_round(snapshot)
+            snapshot = pit_round(snapshot)
+        if classes:
+            snapshot["hand_classes"] = hand_classes(snapshot)
         return snapshot
 
     @app.get("/rounds/{round_id}/export", dependencies=sees_all, tags=["round"])

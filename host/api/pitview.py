@@ -105,9 +105,38 @@ def _codes(cards: Any, public: Public) -> Any:
             for c in cards]
 
 
+#: Games whose hands are three cards, ranked by the Three Card Poker table (TCP 3.16, Megalink
+#: and Xtreme 3.14); Three Card Poker v5 ranks A-K-Q suited as a Royal Flush (TCP 3.16.1).
+THREE_CARD = {"three-card-poker": True, "megalink-three-card-poker": False,
+              "megalink-three-card-poker-xtreme": False}
+
+
+def hand_classes(snapshot: dict[str, Any]) -> dict[str, str]:
+    """Each complete hand's class by position label, from the cards `snapshot` shows (a hand
+    with a face-down card has none): three cards in the three-card games, else the best five
+    of the hand and the community cards (Let It Ride 3.21, Stud 3.11)."""
+    from cardshoe.poker import best5, evaluate3
+
+    game = str(snapshot.get("game"))
+    hands = snapshot.get("hands") or {}
+    community = [c for c in hands.get("community", []) if isinstance(c, int)]
+    out: dict[str, str] = {}
+    for label, cards in hands.items():
+        if label in ("community", "discard") or not cards or not all(isinstance(c, int) for c in cards):
+            continue
+        try:
+            if game in THREE_CARD and len(cards) == 3:
+                out[label] = evaluate3(cards, royal=THREE_CARD[game]).name
+            elif game not in THREE_CARD and len(cards) + len(community) >= 5:
+                out[label] = best5(list(cards) + community).name
+        except ValueError:
+            continue  # a duplicate or foreign card: the flag says so; no class
+    return out
+
+
 def _mask(text: str, texts: frozenset[str]) -> str:
     pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in sorted(texts)) + r")\b")
     return pattern.sub("??", text)
 
 
-__all__ = ["FACE_DOWN", "Public", "hidden_texts_of", "public_of", "scrub"]
+__all__ = ["FACE_DOWN", "Public", "hand_classes", "hidden_texts_of", "public_of", "scrub"]

@@ -39,17 +39,26 @@ def sign_in(browser: Any, served: Served, token: str) -> None:
     form = wait_for(lambda: _visible(browser, "sign-in-form") or _visible(browser, "sign-out"), WAIT, "the page")
     del form
     if _visible(browser, "sign-out"):
-        browser.find_element(By.ID, "sign-out").click()
-        wait_for(lambda: _visible(browser, "sign-in-form"), WAIT, "signed out")
+        browser.execute_script("document.getElementById('sign-out').click()")
+        wait_for(lambda: _visible(browser, "sign-in-form") and not _visible(browser, "sign-out"), WAIT, "signed out")
     browser.find_element(By.ID, "token").send_keys(token)
     browser.find_element(By.CSS_SELECTOR, "#sign-in-form button").click()
     wait_for(lambda: _visible(browser, "live"), WAIT, "the live table after sign-in")
-    wait_for(lambda: browser.find_element(By.ID, "stream").text == "live", WAIT, "the event stream")
+    wait_for(lambda: text_of(browser, "#stream") == "live", WAIT, "the event stream")
 
 
 def _visible(browser: Any, element_id: str) -> bool:
-    found = browser.find_elements(By.ID, element_id)
-    return bool(found) and bool(found[0].is_displayed())
+    # In the page, in one step: the sign-out reloads the page, staling held references.
+    return bool(browser.execute_script(
+        "const e = document.getElementById(arguments[0]);"
+        "return !!e && document.readyState === 'complete' && e.offsetParent !== null;", element_id))
+
+
+def text_of(browser: Any, css: str) -> str:
+    """The text of the element at `css` now ('' if absent). Read in the page in one step: the
+    page redraws its areas, so a held element reference can go stale."""
+    return str(browser.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText : '';", css))
 
 
 def page_cards(browser: Any) -> dict[int, tuple[str, str]]:
@@ -113,7 +122,7 @@ def test_pit_view_reconstruction_settlement_and_surveillance(served: Any, browse
     table = s.table
     table.power_on_and_load()
     sign_in(browser, s, SUPERVISOR)
-    assert "PIT VIEW" in browser.find_element(By.ID, "view-badge").text
+    assert "PIT VIEW" in text_of(browser, "#view-badge")
 
     rid = open_round(table)
     table.deal(codes(EXTRA_HAND))
@@ -162,15 +171,16 @@ def test_pit_view_reconstruction_settlement_and_surveillance(served: Any, browse
     assert [value for d in streamed for value in card_values(d)] == [], "a face-down card on the pit's stream"
 
     # The flag shows its rule, what it waits for, and a supervisor confirms it from the page.
-    li = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, f"li[data-flag='{flag['id']}']"), WAIT, "the flag")[0]
-    assert "5.2" in li.text and "waits for a supervisor to confirm" in li.text
+    flag_css = f"li[data-flag='{flag['id']}']"
+    flag_text = wait_for(lambda: text_of(browser, flag_css), WAIT, "the flag")
+    assert "5.2" in flag_text and "waits for a supervisor to confirm" in flag_text
     shot(browser, "pit-flag.png")
     browser.find_element(By.ID, "supervisor-name").send_keys("PS-17")
-    li.find_element(By.CSS_SELECTOR, "button.confirm").click()
+    browser.execute_script("document.querySelector(arguments[0]).click()", flag_css + " button.confirm")
     wait_for(lambda: table.round(rid)["irregularities"][0]["decision"] == "reconstructed", WAIT,
              "the page's confirmation to reach the daemon")
     assert table.round(rid)["irregularities"][0]["resolved_by"] == "PS-17"
-    wait_for(lambda: "reconstructed" in browser.find_element(By.ID, "flags").text, WAIT, "the page to show it")
+    wait_for(lambda: "reconstructed" in text_of(browser, "#flags"), WAIT, "the page to show it")
 
     # Decisions and settlement by the controller; the page's settlement is the API's.
     for seat in (2, 5):
@@ -198,15 +208,15 @@ def test_pit_view_reconstruction_settlement_and_surveillance(served: Any, browse
     for index, (area, text) in page_cards(browser).items():
         assert area == area_of(final["placements"][str(index)])
         assert text == card_text(codes(EXTRA_HAND)[index - 1])
-    hand_texts = {seat: browser.find_element(By.CSS_SELECTOR, f"#seat-{seat} .hand").text for seat in (2, 5)}
+    hand_texts = {seat: text_of(browser, f"#seat-{seat} .hand") for seat in (2, 5)}
     assert hand_texts[2] == "Royal Flush" or "Straight Flush" in hand_texts[2], hand_texts  # Ah Kh Qh
     shot(browser, "pit-settled.png")
 
     # Surveillance sees a face-down card at once, at its seat.
     sign_in(browser, s, SURVEILLANCE)
-    assert "SURVEILLANCE" in browser.find_element(By.ID, "view-badge").text
+    assert "SURVEILLANCE" in text_of(browser, "#view-badge")
     rid2 = open_round(table)
-    second = ["2h", "5d", "8c", "Th", "Jd", "4c", "6s", "7s", "Kc"]
+    second = ["2h", "2d", "8c", "Th", "Jd", "Qc", "6s", "7s", "Kc"]
     table.deal(codes(second))
     placed = table.round(rid2)["placements"]
 
@@ -216,6 +226,9 @@ def test_pit_view_reconstruction_settlement_and_surveillance(served: Any, browse
     for index, (area, text) in wait_for(shown, WAIT, "surveillance to see every card").items():
         assert area == area_of(placed[str(index)])
         assert text == second[index - 13]
+    # Complete hands with their class before settlement (TCP 3.16): a pair, a straight.
+    wait_for(lambda: text_of(browser, "#seat-2 .hand") == "Pair", WAIT, "seat 2's class")
+    assert text_of(browser, "#seat-5 .hand") == "Straight"
     shot(browser, "surveillance.png")
 
     # A daemon restart: the page's stream resumes, and what is dealt after it appears.
@@ -223,7 +236,7 @@ def test_pit_view_reconstruction_settlement_and_surveillance(served: Any, browse
     table.shoe.wait_acked()
     decided = table.ok("POST", f"/rounds/{rid2}/decisions", json={"seat": 2, "choice": "fold"})
     assert decided["events"]
-    wait_for(lambda: "decision_recorded" in browser.find_element(By.ID, "log").text, WAIT,
+    wait_for(lambda: "decision_recorded" in text_of(browser, "#log"), WAIT,
              "the page's stream to resume after the restart")
     # Nothing the page loaded came from anywhere but the daemon.
     origins = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
@@ -283,7 +296,7 @@ def test_page_memory_stays_bounded(served: Any, browser: Any, cards: int) -> Non
             for seat in (2, 5):
                 table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": seat, "choice": "play"})
             table.ok("POST", f"/rounds/{rid}/settle")
-            wait_for(lambda: browser.find_element(By.ID, "round-id").text == rid and
+            wait_for(lambda: text_of(browser, "#round-id") == rid and
                      browser.find_elements(By.CSS_SELECTOR, "#settlement tbody tr"), WAIT, f"round {rid} on the page")
             if before is None:
                 before = heap()

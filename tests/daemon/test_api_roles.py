@@ -78,6 +78,10 @@ def test_the_pit_view_has_no_face_down_card_until_settled(make_table) -> None:  
     assert pit["hands"] == {"seat 2": [None] * 3, "dealer": [None] * 3}
     assert c["surveillance"].get(f"/rounds/{rid}?view=pit").json()["cards"]["1"]["code"] is None
     assert c["surveillance"].get(f"/rounds/{rid}").json()["cards"]["1"]["code"] == parse_card("Ah")
+    # Hand classes (TCP 3.16.1: A-K-Q suited is a Royal Flush) only where the cards are shown.
+    assert c["surveillance"].get(f"/rounds/{rid}?classes=true").json()["hand_classes"] == {
+        "seat 2": "Royal Flush", "dealer": "High Card"}
+    assert c["supervisor"].get(f"/rounds/{rid}?classes=true").json()["hand_classes"] == {}
     table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
     table.ok("POST", f"/rounds/{rid}/settle")
     assert c["supervisor"].get(f"/rounds/{rid}").json()["hands"]["seat 2"] == [parse_card(x) for x in ["Ah", "Kh", "Qh"]]

@@ -220,7 +220,7 @@ async function refresh() {
   const rid = state.viewing || status.current_round || latestRound();
   if (!rid) return;
   try {
-    const snap = await api("GET", `/rounds/${encodeURIComponent(rid)}?${viewParam()}`);
+    const snap = await api("GET", `/rounds/${encodeURIComponent(rid)}?${viewParam()}&classes=true`);
     drawRound(snap, status);
   } catch (e) {
     $("round-id").textContent = `${rid} (${e.message})`;
@@ -297,12 +297,14 @@ function drawRound(snap, status) {
     if (!target) continue;
     target.querySelector(".cards").append(drawCard(index, card.code, placeLabel(place)));
   }
-  // Hands with their class: from the settlement when settled, else "complete".
+  // Hands with their class once complete (as far as this view shows their cards), then as
+  // the settlement ranks them.
+  const classes = snap.hand_classes || {};
   for (const [label, codes] of Object.entries(snap.hands || {})) {
     const target = label === "dealer" ? $("area-dealer") : $(`seat-${label.replace("seat ", "")}`);
     const h = target && target.querySelector(".hand");
     if (!h) continue;
-    h.textContent = codes.length ? `${codes.length} cards` : "";
+    h.textContent = classes[label] || (codes.length ? `${codes.length} cards` : "");
   }
   if (settlement) {
     if (settlement.dealer && $("area-dealer")) {
