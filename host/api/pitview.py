@@ -40,9 +40,16 @@ def public_of(snapshot: dict[str, Any], face_up_places: set[tuple[str, int, int]
     for key, place in (snapshot.get("placements") or {}).items():
         if isinstance(place, dict) and (place.get("kind"), place.get("seat"), place.get("number")) in face_up_places:
             indices.add(int(key))
-    for exposure in snapshot.get("exposures") or []:
-        if isinstance(exposure, dict) and isinstance(exposure.get("index"), int):
-            indices.add(exposure["index"])
+    by_place = {(p.get("kind"), p.get("seat"), p.get("number")): int(k)
+                for k, p in (snapshot.get("placements") or {}).items() if isinstance(p, dict)}
+    for exposure in snapshot.get("exposures") or []:  # seen at the table (5.4, 6.1)
+        if not isinstance(exposure, dict):
+            continue
+        if isinstance(exposure.get("shoe_index"), int):
+            indices.add(exposure["shoe_index"])
+        place = exposure.get("place")
+        if isinstance(place, dict) and (key := (place.get("kind"), place.get("seat"), place.get("number"))) in by_place:
+            indices.add(by_place[key])
     codes: set[int] = set()
     for key, card in (snapshot.get("cards") or {}).items():
         if int(key) in indices and isinstance(card, dict) and isinstance(card.get("code"), int):
@@ -82,6 +89,8 @@ def _scrub(value: Any, public: Public, texts: frozenset[str], key: str | None) -
             elif k == "reader_id":
                 if shown:
                     out[k] = v
+            elif k in ("burns", "security") and isinstance(v, list):
+                out[k] = _codes(v, public)  # card codes by burn number / the security card
             elif k == "hands" and isinstance(v, dict):
                 out[k] = {label: _codes(cards, public) for label, cards in v.items()}
             elif k == "cards" and isinstance(v, list) and not isinstance(index, int):

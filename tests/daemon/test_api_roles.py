@@ -104,6 +104,29 @@ def test_stud_up_card_is_public_in_the_pit_view(make_table) -> None:  # type: ig
     assert shown == {up[0]: full["cards"][up[0]]["code"]}
 
 
+def test_pit_view_hides_burns_and_shows_exposed_cards() -> None:
+    # A pure check of the pit view on a round as GET /rounds shows it: the burn card (a code
+    # in `burns`) stays face down; the card exposed at the table (5.4/6.1) is public.
+    from cardshoe.api.pitview import hidden_texts_of, public_of, scrub
+
+    ah, kd, two = parse_card("Ah"), parse_card("Kd"), parse_card("2c")
+    snap = {"status": "dealing", "void": None,
+            "placements": {"1": {"kind": "burn", "seat": 0, "number": 1}, "2": {"kind": "seat", "seat": 1, "number": 1},
+                           "3": {"kind": "seat", "seat": 1, "number": 2}},
+            "cards": {"1": {"index": 1, "code": ah, "reader_id": "x"}, "2": {"index": 2, "code": kd, "reader_id": "y"},
+                      "3": {"index": 3, "code": two, "reader_id": "z"}},
+            "burns": [ah], "hands": {"seat 1": [kd, two]},
+            "exposures": [{"place": {"kind": "seat", "seat": 1, "number": 2}, "shoe_index": None}],
+            "irregularities": [{"detail": "Ah burned, Kd at seat 1", "evidence": [{"index": 1, "code": ah}]}]}
+    public = public_of(snap, set())
+    pit = scrub(snap, public, hidden_texts=hidden_texts_of(snap, public))
+    assert pit["burns"] == [None] and pit["hands"] == {"seat 1": [None, two]}
+    assert [pit["cards"][k]["code"] for k in "123"] == [None, None, two]
+    assert pit["irregularities"][0] == {"detail": "?? burned, ?? at seat 1", "evidence": [{"index": 1, "code": None}]}
+    snap["status"] = "settled"
+    assert scrub(snap, public_of(snap, set())) == snap
+
+
 def test_session_cookie_and_csrf(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     app = create_app(table.daemon, TOKEN, role_tokens={SUP: ["supervisor"]})
