@@ -77,7 +77,8 @@ class BenchCounts:
     daemon_restarts: int = 0
     unplugs: int = 0
     garbage_bursts: int = 0
-    redealt_after_cut: int = 0
+    lost_in_power_cut: int = 0
+    """Cards that left as the shoe's power went, before it logged them (issue 9 item 7)."""
     card_faults: dict[str, int] = field(default_factory=dict)
 
     def count_card_fault(self, kind: str) -> None:

@@ -15,10 +15,12 @@ checks that every card it dealt is in the daemon's round exactly once, at its sh
 with its code, and that the daemon's settlement equals `cardshoe settle` of the round it
 exports. It prints the totals; the exit status is 1 when any check failed.
 
-A card that the shoe had not logged when its power was cut never left as far as the
-shoe knows (the interpreter died before it saw the exit sensor), so the bench deals it
-again after the reboot, as a dealer would push back a card the shoe did not count; the
-totals show how often.
+A card that the shoe had not logged when its power was cut is on the table but in no
+record (the interpreter died before it saw the exit sensor). The bench never deals it
+again: the daemon flags the round under the power-failure rule (5.16; cardshoe.rounds.
+powerfail), and the bench's supervisor, seeing a card on the table the round does not
+hold, refuses the flag (the round is void, every wager returned); after a cut that lost
+nothing the supervisor lets the round stand. The totals show how often a card was lost.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class SoakTotals:
     gaps_resent: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     power_cuts: int = 0
-    redealt_after_cut: int = 0
+    lost_in_power_cut: int = 0
     daemon_restarts: int = 0
     unplugs: int = 0
     card_faults: dict[str, int] = field(default_factory=dict)
@@ -129,8 +131,8 @@ def print_totals(t: SoakTotals) -> None:
     print(f"frames resent        {t.duplicates_dropped} duplicates dropped, {t.gaps_resent} gaps asked again "
           f"(RESEND_FROM)")
     print(f"frames rejected      {t.rejected or 'none'}")
-    print(f"faults injected      line {t.line}; power cuts {t.power_cuts} ({t.redealt_after_cut} cards not yet "
-          f"logged, dealt again); daemon restarts {t.daemon_restarts}; unplugs {t.unplugs}; "
+    print(f"faults injected      line {t.line}; power cuts {t.power_cuts} ({t.lost_in_power_cut} cards left "
+          f"unlogged, their rounds flagged 5.16 and void); daemon restarts {t.daemon_restarts}; unplugs {t.unplugs}; "
           f"cards {t.card_faults or 'none'}")
     print(f"rounds void          {void}")
     print(f"lost cards           {t.lost}")
@@ -185,7 +187,7 @@ def soak(workdir: Path, *, game: str, cards: int, line: LineFaults, seed: int, p
         totals.power_cuts = bench.counts.power_cuts
         totals.daemon_restarts = bench.counts.daemon_restarts
         totals.unplugs = bench.counts.unplugs
-        totals.redealt_after_cut = bench.counts.redealt_after_cut
+        totals.lost_in_power_cut = bench.counts.lost_in_power_cut
         totals.seconds = time.monotonic() - started
         bench.close()
     return totals
@@ -280,6 +282,16 @@ def _soak_round(bench: Bench, rng: random.Random, seats: list[int], shoe: list[i
         totals.rounds_void[why] = totals.rounds_void.get(why, 0) + 1
 
 
+def _answer_power_flags(bench: Bench, rid: str, *, confirmed: bool) -> None:
+    """The supervisor's answer to the round's open power-failure flags (the daemon raised
+    them with the HELLO that `Bench.power_cut` waited for)."""
+    api = bench.client
+    for flag in api.round(rid)["irregularities"]:
+        if flag["kind"] == "power_failure" and flag["decision"] == "referred":
+            api.request("POST", f"/rounds/{rid}/confirmations",
+                        {"flag": flag["id"], "confirmed": confirmed, "supervisor": "soak supervisor"})
+
+
 def _fault_mid_card(bench: Bench, rng: random.Random, card: int, fault: str, out: RoundOutcome,
                     totals: SoakTotals) -> None:
     """Deal `card` and hit the table with `fault` while its frames may be in flight."""
@@ -289,12 +301,15 @@ def _fault_mid_card(bench: Bench, rng: random.Random, card: int, fault: str, out
     time.sleep(rng.uniform(0.0, 0.03))
     if fault == "power_cut":
         logged = bench.power_cut()
-        if logged is not None and logged < index:
-            # The shoe died before it saw this card leave: deal it again (see module doc).
-            bench.counts.redealt_after_cut += 1
-            index = bench.deal(card)
-        else:
-            bench.wait_card(index)
+        lost = logged is not None and logged < index
+        # The shoe rebooted mid-deal: the round carries a power-failure flag (5.16). The
+        # supervisor checks the table: a card the shoe never logged is there and not in the
+        # round (refused: the round is void); otherwise the round stands (see module doc).
+        _answer_power_flags(bench, out.round_id, confirmed=not lost)
+        if lost:
+            bench.counts.lost_in_power_cut += 1
+            return  # on the table, in no record: never dealt again
+        bench.wait_card(index)
     elif fault == "restart":
         _collect_link(bench, totals)
         bench.restart_daemon()

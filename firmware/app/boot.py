@@ -22,9 +22,13 @@ _OLD_SIZE = const(44)  # state.bin of firmware 0.1.0: magic CSS1, no generation
 _IDENT_FMT = "<4sI32s"
 _IDENT_SIZE = const(44)
 _REC_SIZE = const(44)
+_SEG = const(5)  # records per log segment, as app/store.py
 _ENTRY = const(12)
 _F_STORAGE = const(7)
 _TRIES = const(3)  # writes of the boot counter before the shoe gives up (AGCO 6.1.8)
+# The card log has a bad tail the boot could not cut off: it is kept as it is and the shoe
+# does not stream (appending after a bad record could bring old cards back).
+_KEPT = "log kept"
 
 
 def ident_bytes(serial, key):
@@ -117,7 +121,7 @@ def count_boot(st):
         except OSError:
             names = ()
         for name in names:
-            if name in ("state0.bin", "state1.bin", "state.bin") or name.endswith(".log"):
+            if name in ("state0.bin", "state1.bin", "state.bin", "log") or name.endswith(".log"):
                 raise StorageError(name)  # names what shows the past boot
     st.boot += 1
     for i in range(_TRIES):
@@ -142,38 +146,101 @@ def load_manifest(st, table):
     return (n or 0) // _ENTRY
 
 
-def open_log(st, visit=None):
-    """Read the current session's log, calling `visit(st)` per good record; open it for appends.
-
-    Drops a torn tail (short record, bad CRC, wrong index) by rewriting the log
-    without it (write-temp-then-rename). Returns the number of good records.
-    """
-    name = st._log_name(st.shoe_no)
-    good = 0
-    size = 0
+def _migrate(st):
+    """Copy the single-file log of firmware 0.1 (`cNNNNNNNN.log`) into segments, then remove
+    it. A cut part way leaves the old file: the next boot drops the segments and copies again."""
+    old = st.dir + "c%08x.log" % st.shoe_no
     try:
-        size = os.stat(name)[6]
-        with open(name, "rb") as f:
-            while f.readinto(st.rec) == _REC_SIZE and st._valid(good + 1):
-                good += 1
-                if visit is not None:
-                    visit(st)
+        os.stat(old)
     except OSError:
-        size = 0
-        good = 0
-    if size != good * _REC_SIZE:
-        st.dropped = (size - good * _REC_SIZE + _REC_SIZE - 1) // _REC_SIZE
-        _truncate(st, name, good)
+        return
+    drop_segments(st, -1)  # every segment: a copy a cut interrupted
+    st.logged = st.in_file = st.unlogged = 0
+    try:
+        with open(old, "rb") as f:
+            while f.readinto(st.rec) == _REC_SIZE and st._valid(st.logged + 1):
+                st.append()
+        st.close_log()
+        os.remove(old)
+    except OSError as e:
+        raise StorageError("log") from e
+
+
+def open_log(st, visit=None):
+    """Read the current session's log segments in order, calling `visit(st)` per good
+    record; open the last segment for appends. Returns the number of good records.
+
+    A short or bad record (bad CRC, wrong index) ends the log: its segment is rewritten
+    with the records before it (write-temp-then-rename) and later segments are removed.
+    """
+    _migrate(st)
+    good = 0
+    seg = 0
+    while True:
+        name = st._seg_name(st.shoe_no, seg)
+        n = 0
+        try:
+            size = os.stat(name)[6]
+            with open(name, "rb") as f:
+                while n < _SEG and f.readinto(st.rec) == _REC_SIZE and st._valid(good + 1):
+                    good += 1
+                    n += 1
+                    if visit is not None:
+                        visit(st)
+        except OSError:
+            break  # no such segment: the log ends before it
+        if size != n * _REC_SIZE:
+            st.dropped += (size - n * _REC_SIZE + _REC_SIZE - 1) // _REC_SIZE
+            try:
+                _truncate(st, name, n)
+            except StorageError:
+                st.logged = st.in_file = good
+                st.unlogged = 1  # nothing may follow a record that could not be dropped
+                raise
+        if n < _SEG:
+            break
+        seg += 1
+    _drop_after(st, seg)
     st.logged = st.in_file = good
     st._open_append()
     return good
 
 
+def drop_segments(st, keep):
+    """Remove the log segments of every session but `keep` (-1: all) and stray temp files."""
+    prefix = "%08x." % keep
+    d = st.dir + "log/"
+    try:
+        names = os.listdir(d[:-1])
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix) or name.endswith(".tmp"):
+            st._remove(d + name)
+
+
+def _drop_after(st, last):
+    """Remove this session's segments after segment `last` (beyond the log's end)."""
+    prefix = "%08x." % st.shoe_no
+    d = st.dir + "log"
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix) and not name.endswith(".tmp") and int(name[9:], 16) > last:
+            try:
+                st.dropped += (os.stat(d + "/" + name)[6] + _REC_SIZE - 1) // _REC_SIZE
+            except OSError:
+                pass
+            st._remove(d + "/" + name)
+
+
 def _truncate(st, name, good):
-    """Rewrite the log with its `good` records only. If that fails, the log is left as it
-    is and the boot stops (StorageError): emptying it would lose the good records, and
+    """Rewrite a segment with its first `good` records. If that fails, the log is left as
+    it is and the boot stops (StorageError): emptying it would lose the good records, and
     appending after a torn one would make the next boot drop everything after it."""
-    tmp = st.dir + "log.tmp"
+    tmp = st.dir + "log" + "/seg.tmp"
     try:
         with open(name, "rb") as src, open(tmp, "wb") as dst:
             for _ in range(good):
@@ -182,26 +249,28 @@ def _truncate(st, name, good):
         os.rename(tmp, name)
     except (OSError, MemoryError) as e:
         st._remove(tmp)
-        raise StorageError("log") from e
+        raise StorageError(_KEPT) from e
 
 
 def cleanup(st):
-    """Remove logs of other sessions and stray temp files (after a cut mid-switch)."""
-    keep = "c%08x.log" % st.shoe_no
+    """Remove logs of other sessions, the single-file logs of firmware 0.1 and stray temp
+    files (after a cut mid-switch)."""
     try:
         names = os.listdir(st.dir[:-1])
     except OSError:
         return
     for name in names:
-        if (name.endswith(".log") and name != keep) or name.endswith(".tmp") or name == "state.bin":
+        if name.endswith(".log") or name.endswith(".tmp") or name == "state.bin":
             st._remove(st.dir + name)
+    drop_segments(st, st.shoe_no)
 
 
 def boot(st, d):
     """Load provisioning and state into Store `st`, count this boot, rebuild Deck `d`'s counts.
 
     False when the shoe is not provisioned (no valid ident.bin). Raises StorageError when
-    the boot cannot be counted (`count_boot`): the shoe must not stream. A card log that
+    the boot cannot be counted (`count_boot`), or when the card log's bad tail cannot be cut
+    off (`open_log`, StorageError "log kept"): the shoe must not stream. A card log that
     cannot be written later latches the STORAGE fault; the shoe boots and says so in HELLO.
     """
     if not load_ident(st):
@@ -218,8 +287,10 @@ def boot(st, d):
 
     try:
         open_log(st, replay)
-    except StorageError:
-        st.faults |= 1 << _F_STORAGE
+    except StorageError as e:
+        if e.args[0] == _KEPT:
+            raise  # firmware/README.md: the log is left alone and the shoe does not stream
+        st.faults |= 1 << _F_STORAGE  # the log could not be opened: the next append retries
     d.integ |= st.integ
     if st.ended:
         d.end_shoe()

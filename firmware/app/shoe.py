@@ -59,6 +59,7 @@ _F_MANIFEST = const(8)
 _TRANSIENT = const((1 << 5) | (1 << 6))
 
 _KEY_END_SHOE = const(4)
+_CF_NOT_DURABLE = const(4)  # CARD flags bit 2: framed from RAM, not in the flash log (SPEC 5)
 
 _REPLY_OK = const(0)
 _REPLY_REFUSED = const(1)
@@ -306,7 +307,12 @@ class Shoe:
         if r[2] | (r[3] << 8) != index or r[1] != 0xC5:
             if not st.read(index):
                 self.raise_fault(_F_STORAGE)
-                return False
+                if index <= st.in_file or st.logged - index < 4:  # 4: store._PEND_MAX
+                    return False  # in the log or in RAM: read again on the next pass
+                # Its record left the RAM ring before the flash took it (store.append): the
+                # card left, its identity is gone. It goes out as UNREAD rather than never
+                # (which stopped every card after it, and NEW_SHOE, for the session).
+                st.pack(_T_UNREAD, index, 0, 0, 0, 0, 0, self.ms, r, 0)
         ob = self.outbox
         p = ob.buf
         o = ob.reserve_payload()
@@ -321,6 +327,8 @@ class Shoe:
         raw_len = r[20]
         # card_deck, code, method, retries, flags, t_ms, raw_len, then the raw bytes
         _copy(p, o + 6, r, 8, 13 + raw_len)
+        if index > st.in_file:
+            p[o + 13] |= _CF_NOT_DURABLE  # framed from RAM: the flash has not taken it
         ob.push_in_place(_T_CARD, 19 + raw_len)
         return True
 

@@ -14,11 +14,15 @@ Files under `<root>data/` (see firmware/README.md, "Flash layout"):
   streaming, one corrupt record costs at most the last save. (`state.bin`, the single
   record of firmware 0.1.0, is read once and removed.)
 - `manifest.bin` the loaded deck's RFID manifest, replaced whole with the session.
-- `cNNNNNNNN.log` the card log of shoe session NNNNNNNN (hex): append-only fixed
-  44-byte records, each with its own CRC-32. A power cut during an append leaves a
-  short or bad last record: at boot `app.boot.open_log` keeps the records before it
-  and rewrites the file without it (write-temp-then-rename), so a torn write costs only the card whose
-  exit had not finished being recorded.
+- `log/NNNNNNNN.SSSS` the card log of shoe session NNNNNNNN (hex), in segment files of
+  `_SEG` fixed 44-byte records each (segment SSSS holds records 5*SSSS+1 .. 5*SSSS+5),
+  each record with its own CRC-32. A segment is small enough for littlefs to keep it
+  inline in its directory's metadata, so appending a record (write, flush) is one
+  metadata commit into pre-erased space: a block is erased only when the directory's
+  metadata block fills (about one erase per 7 cards, against one erase and a copy of
+  the block per card for one growing file: firmware/README.md, "Flash wear"). A commit
+  is atomic; a short or bad record (a bit gone bad) is dropped at boot with what
+  follows it (`app.boot.open_log`).
 
 Nothing is ever rewritten in place. What only the boot reads (ident.bin, the state,
 the manifest, the log's replay) is in `app/boot.py`, dropped after the boot.
@@ -45,11 +49,13 @@ _REC_BODY = const(40)
 _REC_MAGIC = const(0xC5)
 _RAW_MAX = const(16)
 
-_ENOENT = const(2)
-# Records the flash refused, kept in RAM and written before the next one, so that the log
-# never has a gap or a record out of place; more failures in a row than this and the log
-# stops taking records until the next session or boot (the cards still go out from RAM).
+# Records not yet in the log (the flash refused them) are kept in a RAM ring of the last
+# _PEND_MAX, written in order before the next one, so the log never has a gap or a record
+# out of place. When one is pushed out of the ring before it reached the flash, the log
+# takes no more records this session (STORAGE stays raised): the cards still go out,
+# framed from RAM and marked not durable (SPEC CARD flags bit 2).
 _PEND_MAX = const(4)
+_SEG = const(5)  # records per segment file: 220 bytes, inline in littlefs's metadata
 
 _MANIFEST_MAX = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10]
@@ -89,11 +95,12 @@ class Store:
         self.rec_mv = self.rec
         self._body = self.rec_mv[:_REC_BODY]
         self._sbuf = take(_STATE_SIZE)
-        self._log = None  # the current session's log, open for reads and appends
-        self.in_file = 0  # records in the log file (logged = in_file + pending, until one is given up)
-        self._pend = take(_REC_SIZE * _PEND_MAX)
-        self._pend_n = 0
-        self.unlogged = 0  # records given up this session: the log takes no more
+        self._log = None  # the log's segment that takes the next record, open for reads and appends
+        self._seg = -1  # which segment `_log` is
+        self._log_no = 0  # and of which session
+        self.in_file = 0  # records in the log (durable); in_file + 1 .. logged are in RAM
+        self._pend = take(_REC_SIZE * _PEND_MAX)  # ring: record i at slot (i - 1) % _PEND_MAX
+        self.unlogged = 0  # records that never reached the flash this session (> 0: the log takes no more)
         self.lent = 0  # files opened in the card log's place (see _open)
 
     # -- memory for files ---------------------------------------------------
@@ -122,14 +129,14 @@ class Store:
     def _relog(self, had_log):
         """Open the log again if it lent its place to a file that is closed now."""
         if had_log and self._log is None:
-            self._open_append()
+            self._open_append(self._log_no)
 
     # -- paths ------------------------------------------------------------
     def _path(self, name):
         return self.dir + name
 
-    def _log_name(self, shoe_no):
-        return self.dir + "c%08x.log" % shoe_no
+    def _seg_name(self, shoe_no, seg):
+        return "%slog/%08x.%04x" % (self.dir, shoe_no, seg)
 
     def _ensure_dir(self):
         try:
@@ -202,7 +209,9 @@ class Store:
         """
         old = self.shoe_no
         kept = (self.shoe_no, self.deck_id, self.scheme, self.ended, self.integ, self.integ_from)
-        self.close_log()
+        # The old session's log stays open until the state is saved: a file that finds no
+        # hole in the heap opens in its place (`_open`), and it is opened again as its own
+        # session's (`_log_no`), not the new one's.
         if scheme == 1:
             self.save_manifest(table, count)
         self.shoe_no = shoe_no
@@ -217,19 +226,17 @@ class Store:
             # The old session is still the one on the flash: it stays the one in RAM,
             # its log open again, so its next card is logged where it belongs.
             self.shoe_no, self.deck_id, self.scheme, self.ended, self.integ, self.integ_from = kept
-            try:
-                self._open_append()
-            except StorageError:
-                pass
+            if self._log is None:
+                try:
+                    self._open_append()
+                except StorageError:
+                    pass
             raise
-        try:
-            with self._open(self._log_name(shoe_no), "wb"):
-                pass
-            if old != shoe_no:
-                self._remove(self._log_name(old))
-        except OSError as e:
-            raise StorageError("log") from e
-        self.logged = self.in_file = self._pend_n = self.unlogged = 0
+        self.close_log()
+        if old != shoe_no:  # the old session's segments (strays of a cut go at the next boot)
+            for seg in range(self.in_file // _SEG + 1):
+                self._remove(self._seg_name(old, seg))
+        self.logged = self.in_file = self.unlogged = 0
         self._open_append()
 
     def _remove(self, path):
@@ -275,85 +282,100 @@ class Store:
         index, shoe = struct.unpack_from("<HI", r, 2)
         return index == expect_index and shoe == self.shoe_no and r[0] in (2, 3) and r[20] <= _RAW_MAX
 
-    def _open_append(self):
-        """Open the session's log for appends and reads ("r+b": one file object serves
-        both, so a resend from the log opens nothing). A MemoryError here is a storage
-        fault: the card being dealt is kept in RAM (see append)."""
-        self._ensure_dir()
-        name = self._log_name(self.shoe_no)
+    def _open_append(self, shoe_no=-1):
+        """Open the segment that takes the next record for appends and reads ("a+b": one
+        file object serves both, so dealing opens a file only once per segment; a
+        segment not there yet is made, one that is there is never emptied). A
+        MemoryError here is a storage fault: the card being dealt is kept in RAM.
+
+        Every open file is one block of about 1.1 KB (a Pico's mount). Its name is made
+        first, then the segment before (or a file that took the log's place) is closed
+        and collected, then the file is opened: nothing allocated in between can split
+        the hole it leaves, which is the hole the new one takes."""
+        if shoe_no < 0:
+            shoe_no = self.shoe_no
+        seg = self.in_file // _SEG
+        name = self._seg_name(shoe_no, seg)
+        self.close_log()
+        gc.collect()
         try:
             try:
-                self._log = open(name, "r+b")
-            except OSError as missing:
-                if missing.errno != _ENOENT:
-                    raise  # never "w+b" over a log that is there: it would empty it
-                self._log = open(name, "w+b")  # no log yet: an empty one
+                self._log = open(name, "a+b")
+            except OSError:
+                os.mkdir(self.dir + "log")  # the first log on this flash
+                self._log = open(name, "a+b")
         except (OSError, MemoryError) as e:
             self._log = None
             raise StorageError("log") from e
+        self._seg = seg
+        self._log_no = shoe_no
 
     def close_log(self):
         f = self._log
         self._log = None
+        self._seg = -1
         if f is not None:
             f.close()
 
     def append(self):
-        """Append `self.rec` (already packed) to the log and make it durable; `logged`
-        counts it whatever happens.
+        """Log `self.rec` (already packed) as record `logged + 1` and make it durable;
+        `logged` counts it whatever happens.
 
-        Each write goes where the file's good records end (`in_file`), so a write the
-        flash half took is overwritten, not appended after. When the flash refuses
-        (StorageError, for the STORAGE fault) the record is kept in RAM and written
-        before the next one, up to _PEND_MAX in a row; past that it is given up and the
-        log takes nothing more this session: a record out of place would be read back as
-        another card."""
+        The record goes into the RAM ring first, then every record not yet in the log is
+        written in order, each where it belongs (segment and offset by index), flushed one
+        by one. When the flash refuses (StorageError, for the STORAGE fault) they stay in
+        the ring and are written before the next one; once a record has left the ring
+        unwritten, the log takes no more this session (a record after the gap would be
+        read back as another card)."""
         self.logged += 1
-        if self.unlogged:
-            self.unlogged += 1
+        n = self.logged
+        at = ((n - 1) % _PEND_MAX) * _REC_SIZE
+        pend = self._pend
+        r = self.rec
+        for i in range(_REC_SIZE):
+            pend[at + i] = r[i]
+        if self.unlogged or n - self.in_file > _PEND_MAX:
+            self.unlogged = max(1, n - self.in_file - _PEND_MAX)  # pushed out of the ring unwritten
             raise StorageError("log")
         try:
-            if self._log is None:
-                self._open_append()
-            f = self._log
-            f.seek(self.in_file * _REC_SIZE)
-            pend = self._pend
-            for i in range(self._pend_n):
-                f.write(pend[i * _REC_SIZE : (i + 1) * _REC_SIZE])
-            f.write(self.rec)
-            f.flush()
+            while self.in_file < n:
+                i = self.in_file + 1
+                if self._log is None or self._seg != (i - 1) // _SEG:
+                    self._open_append()  # no reference to the segment before may be left here
+                at = ((i - 1) % _PEND_MAX) * _REC_SIZE
+                self._log.write(pend[at : at + _REC_SIZE])
+                self._log.flush()
+                self.in_file = i
         except (OSError, StorageError) as e:
-            if self._pend_n < _PEND_MAX:
-                at = self._pend_n * _REC_SIZE
-                for i in range(_REC_SIZE):
-                    self._pend[at + i] = self.rec[i]
-                self._pend_n += 1
-            else:
-                self.unlogged += 1
+            try:
+                self.close_log()  # opened afresh for the next attempt
+            except OSError:
+                pass
             raise StorageError("log") from e
-        self.in_file += self._pend_n + 1
-        self._pend_n = 0
 
     def read(self, index):
         """Load record `index` (1-based) of the current log into `self.rec`; False if absent."""
         if index < 1 or index > self.logged:
             return False
         if index > self.in_file:  # still in RAM, waiting for the flash
-            k = index - self.in_file - 1
-            if k >= self._pend_n:
-                return False  # given up
-            at = k * _REC_SIZE
+            if self.logged - index >= _PEND_MAX:
+                return False  # pushed out of the ring before the flash took it
+            at = ((index - 1) % _PEND_MAX) * _REC_SIZE
             for i in range(_REC_SIZE):
                 self.rec[i] = self._pend[at + i]
             return self._valid(index)
+        seg = (index - 1) // _SEG
+        if self._seg != seg:  # an earlier segment (a resend): it takes the log's place
+            try:
+                self.in_file, n = seg * _SEG, self.in_file
+                self._open_append()  # (a segment that is there: "a+b" never empties it)
+            except StorageError:
+                return False
+            finally:
+                self.in_file = n
         f = self._log
         try:
-            if f is None:
-                f = open(self._log_name(self.shoe_no), "rb")  # only when the log failed to open
-            f.seek((index - 1) * _REC_SIZE)
+            f.seek(((index - 1) % _SEG) * _REC_SIZE)
             return f.readinto(self.rec) == _REC_SIZE and self._valid(index)
         except OSError:
             return False
-        finally:
-            if f is not None and f is not self._log:
-                f.close()

@@ -60,6 +60,10 @@ Behaviour on this board
   not reset the RP2040, so it reports the cause of the last real reset.
 - ``key_held()`` (called before ``start()``) reads the keys for 500 ms: a key held
   down through boot keeps the board in the REPL for maintenance.
+- Flash writes stop interrupts on the rp2 port (an erase takes tens of ms): ``start()``
+  mounts the filesystem again through ``FlashWatch``, which tells the exit sensor when
+  the flash is being written, so a card that passed meanwhile (both edges in one IRQ)
+  is counted (drivers/exitsensor.py), and counts erases and programs.
 """
 
 import sys
@@ -129,6 +133,62 @@ _F_SENSOR = const(4)
 _FAULTQ = const(8)
 
 
+class FlashWatch:
+    """The filesystem's block device (littlefs's extended protocol), wrapped: the exit
+    sensor's ``flash`` is set while a block is erased or programmed (interrupts are off
+    then, rp2_flash.c), and ``erases`` and ``programs`` are counted."""
+
+    def __init__(self, bdev, sensor):
+        self._b = bdev
+        self._s = sensor
+        self.erases = 0
+        self.programs = 0
+
+    def readblocks(self, n, buf, off=0):
+        self._b.readblocks(n, buf, off)
+
+    def writeblocks(self, n, buf, off=None):
+        s = self._s
+        s.flash = True
+        try:
+            if off is None:  # the simple protocol: erase, then program
+                self.erases += 1
+                self._b.writeblocks(n, buf)
+            else:
+                self._b.writeblocks(n, buf, off)
+            self.programs += 1
+        finally:
+            s.flash = False
+
+    def ioctl(self, op, arg):
+        if op != 6:
+            return self._b.ioctl(op, arg)
+        s = self._s
+        s.flash = True
+        try:
+            self.erases += 1
+            return self._b.ioctl(op, arg)
+        finally:
+            s.flash = False
+
+
+def watch_flash(sensor, bdev, point="/"):
+    """Mount littlefs at `point` again through a FlashWatch of `bdev`; returns it.
+
+    The new mount is made before the old one is let go, so a failure leaves the old one."""
+    import vfs
+
+    fw = FlashWatch(bdev, sensor)
+    fs = vfs.VfsLfs2(fw, progsize=256)  # as the rp2 port's _boot.py mounts it
+    vfs.umount(point)
+    vfs.mount(fs, point)
+    if point == "/":
+        import os
+
+        os.chdir("/")  # the board's paths are relative to it
+    return fw
+
+
 def _reset_cause():
     cause = machine.reset_cause()
     for name, code in (
@@ -187,6 +247,7 @@ class Board:
         self._led_mode = 0
         self._led_at = 0
         self._wdt = None
+        self.flash = None  # the FlashWatch of the filesystem (erase/program counts)
         self._started = False
         self._stalled = False  # the host stopped reading: write only what the CDC takes
         self._out_poll = None
@@ -213,6 +274,13 @@ class Board:
         self._led(0)
         self._make_keys()
         self._sensor = ExitSensor(Pin(GP_EXIT, Pin.IN, Pin.PULL_UP), blocked_level=0, debounce_ms=3, jam_ms=self.jam_ms)
+        if sys.platform == "rp2":
+            try:
+                import rp2
+
+                self.flash = watch_flash(self._sensor, rp2.Flash())
+            except (ImportError, OSError):
+                pass  # the port's own mount stays: exits in a flash write may then be missed
         if LID_SWITCH:
             self._lid = Pin(GP_LID, Pin.IN, Pin.PULL_UP)
             self._lid_raw = self._lid.value()

@@ -35,6 +35,19 @@ State: ``blocked`` (debounced level), ``jammed`` (blocked for ``jam_ms`` or more
 A level change counts once it has held for ``debounce_ms``; shorter glitches are
 bounces. If the ring was full (edges lost) or an edge was missed, ``poll`` puts the
 debounced state back in step with the pin level, so a lost edge cannot freeze it.
+
+Interrupts off (``flash``): on the rp2 port every flash erase and program runs with
+interrupts off (a 4 KB erase takes tens of ms), and edges that happen meanwhile reach
+the handler as one IRQ once they are back on, whose flags (``pin.irq().flags()``) hold
+both IRQ_FALLING and IRQ_RISING. A card that blocked and cleared the beam in that window
+leaves the level as it was: the level alone would say nothing happened. The board sets
+``flash`` while the flash is written (boards/pico.py wraps the filesystem's block
+device); an IRQ with both flags then queues the edges the flags prove happened (two if
+the level is back where it was, three if not) as *sure* edges, which no debounce drops,
+stamped with the time the IRQ ran (the end of the flash operation). With ``flash``
+false, both flags in one IRQ are a glitch shorter than the IRQ latency, debounced as
+before. At most one whole card fits in one flash operation (a card takes longer than a
+sector erase), so two proven edges are never more than one card.
 """
 
 from micropython import const
@@ -43,6 +56,7 @@ from array import array
 
 _RING = const(32)  # edges; a power of two
 _EVENTS = const(16)  # exits waiting for the app
+_SURE = const(2)  # in the edge ring: an edge proven by the IRQ flags, never a bounce
 
 
 class ExitSensor:
@@ -94,13 +108,18 @@ class ExitSensor:
         self.bounces = 0
         self.jammed = False
         self.chattering = False
+        self.flash = False  # the flash is being written: interrupts may have been off
+        self._plv = level  # the level of the last edge queued (producer side)
+        self._irqo = None
+        self._both = 0
         self._handler = self._irq  # bound once: making it in the IRQ would allocate
         if pin is not None:
             trigger = pin.IRQ_RISING | pin.IRQ_FALLING
+            self._both = trigger
             try:
-                pin.irq(handler=self._handler, trigger=trigger, hard=True)
+                self._irqo = pin.irq(handler=self._handler, trigger=trigger, hard=True)
             except TypeError:  # a port without hard IRQs
-                pin.irq(handler=self._handler, trigger=trigger)
+                self._irqo = pin.irq(handler=self._handler, trigger=trigger)
 
     @property
     def blocked(self):
@@ -124,7 +143,19 @@ class ExitSensor:
         self.fired = True
 
     def _irq(self, pin):
-        self._push(pin.value(), time.ticks_ms())
+        level = pin.value()
+        t = time.ticks_ms()
+        q = self._irqo
+        if self.flash and q is not None and q.flags() & self._both == self._both:
+            # Both edges latched while interrupts were off (a flash erase or program):
+            # queue the edges the flags prove, ending at the level the pin has now.
+            if level != self._plv:
+                self._push(level | _SURE, t)
+            self._push((1 - level) | _SURE, t)
+            self._push(level | _SURE, t)
+        else:
+            self._push(level, t)
+        self._plv = level
 
     def feed_edge(self, level, t_ms):
         """Queue an edge at ``t_ms`` (for boards without a pin, and for tests)."""
@@ -152,7 +183,7 @@ class ExitSensor:
         self._ev[head] = t
         self._ev_head = (head + 1) & (_EVENTS - 1)
 
-    def _edge(self, level, t):
+    def _edge(self, level, t, sure=0):
         if time.ticks_diff(t, self._win_t) > self._chatter_window:
             self._win_t = t
             self._win_n = 0
@@ -162,7 +193,9 @@ class ExitSensor:
         self._last_edge = t
         if level == self._raw:
             return  # two samples of one level: an edge too short to see
-        held = time.ticks_diff(t, self._raw_t) >= self._debounce
+        # A sure edge proves the level before it was there (a card in the beam while
+        # interrupts were off), however short it looks from here.
+        held = sure or time.ticks_diff(t, self._raw_t) >= self._debounce
         if held:
             self._settle(self._raw)  # the level before this edge was real
             if self._raw == self._stable:
@@ -179,7 +212,8 @@ class ExitSensor:
         self.fired = False
         while self._tail != self._head:
             tail = self._tail
-            self._edge(self._lv[tail], self._t[tail])
+            v = self._lv[tail]
+            self._edge(v & 1, self._t[tail], v & _SURE)
             self._tail = (tail + 1) & (_RING - 1)
         if self._lost_seen != self.lost:
             self._lost_seen = self.lost
@@ -188,6 +222,7 @@ class ExitSensor:
         if self._pin is not None and self._tail == self._head:
             level = self._pin.value()
             if level != self._raw:
+                self._plv = level
                 self._edge(level, now)  # an edge the IRQ missed
         if time.ticks_diff(now, self._raw_t) >= self._debounce:
             self._settle(self._raw)

@@ -17,7 +17,7 @@ from .errors import (
     SimTimeout,
     VirtualBoardError,
 )
-from .flash import PICO_BLOCK_SIZE, PICO_FLASH_SIZE, FlashEntry, FlashImage, FlashStatus, find_micropython
+from .flash import PICO_BLOCK_SIZE, PICO_FLASH_SIZE, FlashEntry, FlashImage, FlashStatus, FlashWear, find_micropython
 from .sim import KEYS, LED_STATES, Sim
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "FlashError",
     "FlashImage",
     "FlashStatus",
+    "FlashWear",
     "MicroPythonNotFound",
     "Sim",
     "SimNotConnected",

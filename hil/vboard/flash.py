@@ -52,6 +52,14 @@ class FlashEntry:
 
 
 @dataclass(frozen=True)
+class FlashWear:
+    """Blocks erased and programs made on the image by the board since it was made."""
+
+    erases: int
+    programs: int
+
+
+@dataclass(frozen=True)
 class FlashStatus:
     """What a successful littlefs mount reports."""
 
@@ -112,6 +120,17 @@ class FlashImage:
             f.write(b"\xff" * self.size)
         self._tool("format", image=tmp)
         tmp.replace(self.path)
+
+    def wear(self) -> FlashWear:
+        """The board's erase and program counts (`<image>.wear`, written by its block device
+        as it goes, so they survive power cuts); zero before the board first ran."""
+        try:
+            data = self.path.with_name(self.path.name + ".wear").read_bytes()
+        except FileNotFoundError:
+            return FlashWear(0, 0)
+        if len(data) < 16:
+            return FlashWear(0, 0)
+        return FlashWear(int.from_bytes(data[:8], "little"), int.from_bytes(data[8:16], "little"))
 
     def check(self) -> FlashStatus:
         """Mount the image with littlefs; raise FlashError if it does not mount."""

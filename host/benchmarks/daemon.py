@@ -194,7 +194,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--synchronous", default="FULL", choices=("FULL", "NORMAL"),
                         help="SQLite synchronous mode of the journal (the daemon uses FULL)")
     parser.add_argument("--dir", type=Path, help="where to put the journal (default: a temporary directory)")
+    parser.add_argument("--noise", action="store_true",
+                        help="only the noise bursts: journal growth and a genuine card's delay behind "
+                             "20,000 one-byte frames and 1,000 bad-tag guesses")
+    parser.add_argument("--no-noise", action="store_true", help="only the card-to-event latency")
     args, _ = parser.parse_known_args(argv)
+    if args.noise:
+        from cardshoe.benchmarks import daemon_noise
+
+        return daemon_noise.main(journal_dir=args.dir)
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         figures = run(args.rounds, args.dir, args.synchronous)
@@ -210,4 +218,8 @@ def main(argv: list[str]) -> int:
     print(f"  daemon CPU per dealt card: {figures['cpu_ms_per_card']:.2f} ms "
           f"(whole process incl. the scripted shoe: {figures['process_cpu_ms_per_card']:.2f} ms; "
           f"per card this includes its share of wagers, decisions and settlement)")
+    if not args.no_noise:
+        from cardshoe.benchmarks import daemon_noise
+
+        return daemon_noise.main(journal_dir=args.dir)
     return 0

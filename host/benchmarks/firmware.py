@@ -43,7 +43,7 @@ gc.collect()
 print('CODE', b - r, c - b, gc.mem_alloc() - c, r - a - len(mem._arena))
 """
 
-_BENCH = r"""
+_SETUP_BOARD = r"""
 import gc, sys, time, os, struct, vfs, micropython
 from binascii import crc32
 gc.collect()
@@ -58,19 +58,28 @@ class FileBlocks:
         self.blank = b'\xff' * 256   # an erase writes this BS // 256 times: no block-sized buffer
         for _ in range(blocks * BS // 256):
             self.f.write(self.blank)
+        self.erases = 0      # block erases and programs (writeblocks calls), and bytes programmed
+        self.programs = 0
+        self.programmed = 0
     def readblocks(self, b, buf, off=0):
         self.f.seek(b * BS + off); self.f.readinto(buf)
     def writeblocks(self, b, buf, off=None):
+        if off is None: self.erases += 1
+        self.programs += 1; self.programmed += len(buf)
         self.f.seek(b * BS + (off or 0)); self.f.write(buf)
     def ioctl(self, op, arg):
         if op == 4: return self.n
         if op == 5: return BS
         if op == 6:
+            self.erases += 1
             self.f.seek(arg * BS)
             for _ in range(BS // 256): self.f.write(self.blank)
         return 0
 
-bd = FileBlocks(IMG, 64)
+"""
+
+_SETUP_FLASH = r"""
+bd = FileBlocks(IMG, PICO_BLOCKS)
 vfs.VfsLfs2.mkfs(bd, progsize=256)
 vfs.mount(vfs.VfsLfs2(bd, progsize=256), '/flash')   # 4 KiB blocks, progsize 256: as the Pico's _boot.py
 os.mkdir('/flash/data')
@@ -142,11 +151,6 @@ def load(shoe_no):
         assert shoe.command(0x83, memoryview(p)[:o], o) == (0, 0)
     shoe.step()
     shoe.outbox.ack(shoe.outbox.next_seq - 1)
-load(5)
-gc.collect()
-after_boot = gc.mem_alloc()
-peak = after_boot
-times = []
 def deal(code):
     ev = board.ev_buf
     for i in range(7):
@@ -155,6 +159,14 @@ def deal(code):
     board.pending = 1
     while board.pending or board.armed:
         shoe.step()
+"""
+
+_HEAP = r"""
+load(5)
+gc.collect()
+after_boot = gc.mem_alloc()
+peak = after_boot
+times = []
 for c in range(52):
     deal((c * 19) % 52)
     times.append(time.ticks_diff(board.t_written, board.t_read))
@@ -181,10 +193,67 @@ print('RESULT', base0, before_boot, arena, after_boot, peak, per_card, times[len
 """
 
 
+# Flash wear: the firmware's files on the flash first (as `cardshoe flash` puts them on a
+# board without a ROM partition: blocks the card log's wear never reaches, as littlefs
+# levels wear over the free blocks only), then one shoe, then SHOES more, each a NEW_SHOE
+# (manifest, state, a new log) and 52 cards, every frame ACKed.
+_WEAR = r"""
+# The firmware's files, as `cardshoe flash` puts them on a board without a ROM partition:
+# they hold blocks the card log's wear never reaches (littlefs levels wear over free blocks).
+for rel in FILES:
+    parts = rel.split('/')
+    for k in range(1, len(parts)):
+        try: os.mkdir('/flash/' + '/'.join(parts[:k]))
+        except OSError: pass
+    with open(FW + '/' + rel, 'rb') as src, open('/flash/' + rel, 'wb') as dst:
+        while True:
+            chunk = src.read(512)
+            if not chunk: break
+            dst.write(chunk)
+    del src, dst, chunk
+del FILES, FW
+gc.collect()
+load(5)
+w0 = (bd.erases, bd.programs, bd.programmed)
+for c in range(52):
+    deal((c * 19) % 52)
+    shoe.outbox.ack(shoe.outbox.next_seq - 1)
+one = (bd.erases - w0[0], bd.programs - w0[1], bd.programmed - w0[2])
+e0 = bd.erases
+p0 = array('I', bd.per)
+for k in range(SHOES):
+    load(100 + k)
+    for c in range(52):
+        deal((c * 7 + k) % 52)
+        shoe.outbox.ack(shoe.outbox.next_seq - 1)
+most = max(bd.per[i] - p0[i] for i in range(PICO_BLOCKS))
+print('WEAR', one[0], one[1], one[2], bd.erases - e0, SHOES * 52, os.statvfs('/flash')[3], PICO_BLOCKS, most)
+"""
+
+
+
+# The wear run's block device also counts erases per block.
+_PER_BLOCK = r"""
+from array import array
+class FileBlocks(FileBlocks):
+    def __init__(self, path, blocks):
+        super().__init__(path, blocks)
+        self.per = array('I', [0] * blocks)
+    def writeblocks(self, b, buf, off=None):
+        if off is None: self.per[b] += 1
+        super().writeblocks(b, buf, off)
+    def ioctl(self, op, arg):
+        if op == 6: self.per[arg] += 1
+        return super().ioctl(op, arg)
+"""
+_SETUP = _SETUP_BOARD + _SETUP_FLASH
+
+
 def main(argv: Sequence[str]) -> int:
     """Run the benchmark and print its figures."""
     parser = argparse.ArgumentParser(prog="cardshoe bench firmware", description=__doc__.split("\n\n")[0])
     parser.add_argument("--heapsize", default="64k", help="micropython -X heapsize (default 64k, as the tests)")
+    parser.add_argument("--shoes", type=int, default=100, help="shoes dealt for the flash wear figures (default 100)")
     args, _ = parser.parse_known_args(list(argv))
     from ..flashing import _tool, build, romfs_image
     from ..hil.vboard import xip
@@ -192,7 +261,13 @@ def main(argv: Sequence[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="cardshoe-bench-") as tmp:
         fw = build(Path(tmp) / "fw")
         img = Path(tmp) / "flash.img"
-        in_ram = "import sys\nsys.path[:0] = [%r, %r]\nIMG = %r\n" % (str(fw.root), str(fw.root / "lib"), str(img))
+        files = sorted(str(p.relative_to(fw.root)) for p in fw.root.rglob("*") if p.is_file())
+        geometry = "PICO_BLOCKS = %d\nFW = %r\n" % (PICO_BLOCKS, str(fw.root))
+        in_ram = ("import sys\nsys.path[:0] = [%r, %r]\nIMG = %r\n" % (
+            str(fw.root), str(fw.root / "lib"), str(img))) + geometry
+        # The flash wear run: the firmware's files on the flash too (as on a stock Pico), then
+        # many shoes; in a larger heap, as it holds the file list (its heap is not measured).
+        for_wear = in_ram + "FILES = %r\nSHOES = %d\n" % (files, args.shoes)
         # The same build as the ROMFS image `cardshoe flash` deploys to a board with a ROM
         # partition, mapped outside the heap as the virtual board maps its partition
         # (cardshoe.hil.vboard.xip) and mounted at /rom: imports run the bytecode in place.
@@ -200,20 +275,22 @@ def main(argv: Sequence[str]) -> int:
         in_rom = ("import sys, os, vfs, uctypes\n"
                   "vfs.mount(vfs.VfsRom(uctypes.bytearray_at(int(os.getenv('VBOARD_ROMFS_ADDR'), 16), "
                   "int(os.getenv('VBOARD_ROMFS_SIZE')))), '/rom')\n"
-                  "sys.path[:0] = ['/rom', '/rom/lib']\nIMG = %r\n" % str(img))
+                  "sys.path[:0] = ['/rom', '/rom/lib']\nIMG = %r\n" % str(img)) + geometry
 
         xip_launcher = str(xip.__file__)
 
-        def run(prelude: str, script: str, in_place: bool) -> subprocess.CompletedProcess[str]:
+        def run(prelude: str, script: str, in_place: bool, heap: str = args.heapsize) -> subprocess.CompletedProcess[str]:
             head = [sys.executable, xip_launcher] if in_place else [_tool("micropython")]
             env = dict(os.environ, VBOARD_ROMFS=str(rom)) if in_place else None
-            return subprocess.run([*head, "-X", f"heapsize={args.heapsize}", "-c", prelude + script],
-                                  capture_output=True, text=True, timeout=300, env=env)
+            return subprocess.run([*head, "-X", f"heapsize={heap}", "-c", prelude + script],
+                                  capture_output=True, text=True, timeout=600, env=env)
 
-        runs = [run(in_ram, _CODE, False), run(in_ram, _BENCH, False), run(in_rom, _CODE, True), run(in_rom, _BENCH, True)]
+        runs = [run(in_ram, _CODE, False), run(in_ram, _SETUP + _HEAP, False), run(in_rom, _CODE, True), run(in_rom, _SETUP + _HEAP, True),
+                run(for_wear, _SETUP_BOARD + _PER_BLOCK + _SETUP_FLASH + _WEAR, False, "512k")]
         rom_size = rom.stat().st_size
-    lines = [next((x for x in p.stdout.splitlines() if x.startswith(("RESULT ", "CODE "))), None) for p in runs]
-    if any(p.returncode != 0 for p in runs) or None in lines:
+    lines = [next((x for x in p.stdout.splitlines() if x.startswith(("RESULT ", "CODE "))), None) for p in runs[:4]]
+    wear_line = next((x for x in runs[4].stdout.splitlines() if x.startswith("WEAR ")), None)
+    if any(p.returncode != 0 for p in runs) or None in lines or wear_line is None:
         print("firmware benchmark failed:\n" + "\n".join(p.stdout + p.stderr for p in runs))
         return 1
     code, boot_code, hash_code, run_code = (int(x) for x in lines[0].split()[1:])  # type: ignore[union-attr]
@@ -244,6 +321,31 @@ def main(argv: Sequence[str]) -> int:
     print(f"allocated per card (garbage included): {per_card} bytes")
     print(f"time per card, read to frame written: median {median_us} us, worst {worst_us} us")
     print(f"cards dealt in the measured shoe {dealt}, in its flash log {logged}")
+    erases, programs, programmed, shoe_erases, shoe_cards, free_blocks, blocks, most = (
+        int(x) for x in wear_line.split()[1:]
+    )
+    print(f"flash per card, dealing one shoe (Pico geometry: {blocks} blocks of 4 KiB, progsize 256): "
+          f"{erases / dealt:.3f} erases, {programs / dealt:.2f} programs ({programmed // dealt} bytes)")
+    erases_per_card = shoe_erases / shoe_cards
+    print(f"flash per card over {shoe_cards // 52} shoes, NEW_SHOE included: {erases_per_card:.3f} erases "
+          f"({shoe_erases} erases for {shoe_cards} cards; the most any block took: {most}, "
+          f"the mean over the free blocks: {shoe_erases / max(free_blocks, 1):.1f})")
+    print(flash_life(erases_per_card, free_blocks))
     return 0
+
+
+#: The wear budget the issue sets: a busy table around the clock, NOR flash's rated cycles.
+CARDS_PER_DAY = 30_000
+CYCLES_PER_BLOCK = 100_000
+PICO_BLOCKS = 352  # the Pico's 1408 KiB littlefs (hil/vboard/flash.py PICO_FLASH_SIZE)
+
+
+def flash_life(erases_per_card: float, free_blocks: int) -> str:
+    """Years until the free blocks (over which littlefs levels wear) reach their rated cycles."""
+    per_day = erases_per_card * CARDS_PER_DAY
+    years = free_blocks * CYCLES_PER_BLOCK / per_day / 365 if per_day else float("inf")
+    return (f"flash life at {CARDS_PER_DAY:,} cards/day and {CYCLES_PER_BLOCK:,} cycles per block: "
+            f"{free_blocks} free blocks x {CYCLES_PER_BLOCK:,} / ({erases_per_card:.3f} x {CARDS_PER_DAY:,} "
+            f"erases/day) = {years:.1f} years")
 
 

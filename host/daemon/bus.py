@@ -46,11 +46,19 @@ class Published:
 SECURITY_REASONS = frozenset({"bad_tag", "unknown_shoe", "bad_direction"})
 
 
+def _security_key(key: str) -> bool:
+    reason, _, note = key.partition(":")
+    return reason in SECURITY_REASONS or (reason == "replay" and note == "old boot")
+
+
 def streamable(kind: str, body: dict[str, Any]) -> bool:
     """Whether a journal entry belongs on the event stream (live and when caught up)."""
     if kind in ("event", "settlement", "link", "daemon"):
         return True
     if kind == "reject":
+        if body.get("type") == "rejections_summary":
+            # Counted rejections (see `cardshoe.daemon.rejections`): shown if any was a security one.
+            return any(_security_key(str(k)) for k in dict(body.get("counts") or {}))
         return body.get("reason") in SECURITY_REASONS or (body.get("reason") == "replay" and
                                                            body.get("note") == "old boot")
     if kind == "command":

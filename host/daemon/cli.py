@@ -7,6 +7,15 @@ or with a table file (`--config table.toml`, see `cardshoe.daemon.config`); opti
 on the command line override the file. The API listens on 127.0.0.1:8600 unless told
 otherwise; its bearer token is read from $CARDSHOE_TOKEN or the token file (created,
 mode 0600, when the file does not exist yet).
+
+Exit status (each failure is one line on stderr):
+  0  stopped by SIGTERM or SIGINT
+  2  bad options or configuration
+  3  the journal is in use by another daemon (the line names the holder)
+  4  the journal cannot be read as a journal (a text file, truncated, corrupt, another schema)
+  5  the journal is read-only
+  6  the journal could not be written (disk full, I/O error), at start or while running:
+     a cause that may pass, so the systemd unit restarts the daemon
 """
 
 from __future__ import annotations
@@ -20,7 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cardshoe.daemon.config import GAMES, ConfigError, TableConfig, build_config, load_toml, parse_listen, read_role_tokens, read_token
+from cardshoe.journal import JournalError, JournalLocked, JournalReadOnly, JournalUnreadable
+from cardshoe.daemon.config import (GAMES, ConfigError, TableConfig, build_config, load_toml, parse_listen,
+                                    read_role_tokens, read_token)
 
 log = logging.getLogger("cardshoe.run")
 
@@ -108,7 +119,11 @@ def main(argv: list[str]) -> int:
 
     daemon = Daemon(config, keys=keystore_keys(config.keys),
                     journal_restored=bool(_parser().parse_args(argv).journal_restored))
-    daemon.start()
+    try:
+        daemon.start()
+    except JournalError as exc:
+        print(f"cardshoe run: {' '.join(str(exc).split())}", file=sys.stderr)
+        return exit_status(exc)
     if daemon.restored is not None and daemon.restored.mismatches:
         log.error("the journal does not rebuild to what it recorded (%d differences): see `cardshoe replay %s`",
                   len(daemon.restored.mismatches), config.journal)
@@ -120,6 +135,12 @@ def main(argv: list[str]) -> int:
     server = uvicorn.Server(uvicorn.Config(app, host=config.listen_host, port=config.listen_port,
                                            log_level="warning", access_log=False, timeout_graceful_shutdown=5))
     servers.append(server)
+
+    def journal_failed(exc: BaseException) -> None:
+        # Runs on the thread whose write failed; uvicorn's main loop sees the flag and stops.
+        server.should_exit = True
+
+    daemon.on_fatal(journal_failed)
     # uvicorn stops gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler
     # that was in place before it: this one, so the journal is drained and closed below
     # instead of the process dying by the signal.
@@ -136,7 +157,28 @@ def main(argv: list[str]) -> int:
             signal.signal(sig, handler)
         daemon.stop()
         log.info("stopped; journal closed")
+    if daemon.fatal is not None:
+        print(f"cardshoe run: journal {config.journal} failed while running, stopping to be restarted: "
+              f"{' '.join(str(daemon.fatal).split())}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
     return 0
+
+
+EXIT_LOCKED = 3
+EXIT_UNREADABLE = 4
+EXIT_READ_ONLY = 5
+EXIT_WRITE_FAILED = 6
+
+
+def exit_status(exc: JournalError) -> int:
+    """The documented exit status for a journal that cannot be used at start."""
+    if isinstance(exc, JournalLocked):
+        return EXIT_LOCKED
+    if isinstance(exc, JournalUnreadable):
+        return EXIT_UNREADABLE
+    if isinstance(exc, JournalReadOnly):
+        return EXIT_READ_ONLY
+    return EXIT_WRITE_FAILED
 
 
 class _Stopped(Exception):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from cardshoe import rounds, settlement  # loaded at start: the first settlement pays no import (issue 15)
+from cardshoe.daemon import consistency
 from cardshoe.rounds import Round, RoundOperationError
 from cardshoe.rounds.events import to_jsonable
 
@@ -80,6 +81,13 @@ class TableSetup:
                 "method": self.method, "limits": self.limits_json(), "jackpot_reset": self.jackpot_reset}
 
 
+#: SPEC 5 FAULT codes.
+FAULT_NAMES = {1: "reader", 2: "jam", 3: "tamper", 4: "sensor", 5: "low_memory", 6: "outbox_full", 7: "storage",
+               8: "manifest"}
+#: CARD flags bit 2: framed from the shoe's RAM, not in its flash log (SPEC 5).
+NOT_DURABLE = 4
+
+
 @dataclass
 class ShoeSession:
     """What the core knows of one shoe's current session (SPEC 4, 5 HELLO/NEW_SHOE)."""
@@ -92,6 +100,18 @@ class ShoeSession:
     requested_from: int = 0
     known_dealt: int = 0
     """The most cards of this session the shoe is known to have dealt (HELLO, card indices)."""
+    cards: dict[tuple[int, int], consistency.Fingerprint] = field(default_factory=dict)
+    """(shoe_no, index) -> the card the journal holds there (placed or waiting), to compare resends."""
+    faults: int = 0
+    """The shoe's active faults as last reported (HELLO, FAULT): bit ``1 << code`` (SPEC 5)."""
+    not_durable: int = 0
+    """Cards received marked NOT_DURABLE (CARD flags bit 2): in no flash log of the shoe."""
+    not_durable_at: set[tuple[int, int]] = field(default_factory=set)
+    """(shoe_no, index) of those cards: a reboot may lose them from the shoe's count, as it said."""
+
+    def fault_names(self) -> list[str]:
+        """The active faults by name (SPEC 5 FAULT codes)."""
+        return [name for code, name in FAULT_NAMES.items() if self.faults & (1 << code)]
 
     def missing_from(self) -> int | None:
         """The first index the journal lacks of cards the shoe is known to hold, if any."""
@@ -147,7 +167,7 @@ class TableCore:
         session = self.shoes.setdefault(shoe, ShoeSession())
         time_ms = t_ns // 1_000_000
         if mtype == "HELLO":
-            return Applied(tuple(self._hello(shoe, session, msg)))
+            return Applied(tuple(self._hello(shoe, session, msg, time_ms)))
         if mtype in ("CARD", "UNREAD"):
             return Applied(tuple(self._card(shoe, session, msg, time_ms)))
         if mtype == "KEY":
@@ -156,8 +176,13 @@ class TableCore:
             return Applied(tuple(self._deck_status(shoe, session, msg, time_ms)))
         if mtype == "FAULT":
             rid = self._round_id()
-            return Applied((_event(rid, "shoe_fault", shoe=shoe, code=msg["code"], active=bool(msg["active"]),
-                                   detail=msg["detail"], shoe_ms=msg["t_ms"]),))
+            code = int(msg["code"])
+            if msg["active"]:
+                session.faults |= 1 << code
+            else:
+                session.faults &= ~(1 << code)
+            return Applied((_event(rid, "shoe_fault", shoe=shoe, code=code, name=FAULT_NAMES.get(code, "unknown"),
+                                   active=bool(msg["active"]), detail=msg["detail"], shoe_ms=msg["t_ms"]),))
         return Applied(())  # HEARTBEAT, REPLY: link-level, journaled but not acted on here
 
     def current_round_id(self) -> str | None:
@@ -167,7 +192,7 @@ class TableCore:
     def _round_id(self) -> str | None:
         return self.current.round_id if self.current is not None else None
 
-    def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any]) -> list[Derived]:
+    def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         out = [
             _event(self._round_id(), "shoe_hello", shoe=shoe, boot=msg.get("boot", 0),
                    fw=f"{msg['fw_major']}.{msg['fw_minor']}.{msg['fw_patch']}",
@@ -175,10 +200,13 @@ class TableCore:
                    deck_id=msg["deck_id"], dealt=msg["dealt"], integrity=msg["integrity"],
                    faults=msg["faults"])
         ]
-        session.boot = int(msg.get("boot", 0))
+        previous_boot, session.boot = session.boot, int(msg.get("boot", 0))
+        session.faults = int(msg["faults"])
         shoe_no, dealt = int(msg["shoe_no"]), int(msg["dealt"])
         if shoe_no == 0:
             return out
+        if previous_boot and session.boot != previous_boot and shoe_no == session.shoe_no:
+            out += self._power_failure(shoe, session, msg, dealt, time_ms)
         if shoe_no != session.shoe_no:
             if session.shoe_no == 0 or session.next_index == 1:
                 # A session this journal never saw a card of: adopt it. Cards dealt before
@@ -194,6 +222,15 @@ class TableCore:
                 out.append(_event(self._round_id(), "shoe_session_mismatch", shoe=shoe, shoe_no=shoe_no,
                                   expected_shoe_no=session.shoe_no, rule="6.1"))
             return out
+        holds = max(session.next_index - 1, max(session.pending, default=0))
+        lost = [i for i in range(dealt + 1, holds + 1) if i < session.next_index or i in session.pending]
+        if lost and not all((shoe_no, i) in session.not_durable_at for i in lost):
+            # The shoe's log lost cards the journal holds: never dropped (issue 10 item 4).
+            # Cards it sent marked NOT_DURABLE were never in its log (its flash refused them):
+            # a reboot loses them from its count as the shoe said it would, and the reboot
+            # itself is the power-failure flag (reading 51), not a missing card.
+            body = consistency.count_backwards(shoe, shoe_no, dealt, holds, self._game())
+            out += self._inconsistent(body, rounds.DeckFault.MISSING, time_ms)
         session.known_dealt = max(session.known_dealt, dealt)
         if dealt >= session.next_index:
             # SPEC 4: the shoe logged cards the journal does not hold.
@@ -201,6 +238,16 @@ class TableCore:
             out.append(_event(self._round_id(), "cards_requested", shoe=shoe, shoe_no=shoe_no,
                               from_index=session.next_index, dealt=dealt))
         return out
+
+    def _power_failure(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], dealt: int,
+                       time_ms: int) -> list[Derived]:
+        """The shoe rebooted in a session of this journal: a round being dealt carries it
+        (cardshoe.rounds.powerfail, 5.16 / 6.1), whatever the counts say."""
+        if self.current is None or self.current.status not in (rounds.RoundStatus.DEALING, rounds.RoundStatus.DEALER):
+            return []
+        op = rounds.ShoePowerFailure(shoe=shoe, boot=session.boot, reset_cause=int(msg["reset_cause"]),
+                                     shoe_dealt=dealt, host_count=session.next_index - 1, time_ms=time_ms)
+        return list(self._do(self.current, op, source="shoe").derived)
 
     def _card(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         shoe_no, index = int(msg["shoe_no"]), int(msg["index"])
@@ -215,8 +262,18 @@ class TableCore:
             return [_event(self._round_id(), "card_from_other_session", shoe=shoe, shoe_no=shoe_no,
                            index=index, expected_shoe_no=session.shoe_no, rule="6.1")]
         if index < session.next_index or index in session.pending:
-            return []  # already placed (or waiting): a card is placed once (SPEC 4)
+            # Already placed (or waiting): a card is placed once (SPEC 4). A resend repeats
+            # it exactly; a different card there is flagged with both (issue 10 item 4).
+            held = session.cards.get((shoe_no, index))
+            body = None if held is None else consistency.card_conflict(shoe, shoe_no, index, held, msg, self._game())
+            return [] if body is None else self._inconsistent(body, rounds.DeckFault.EXTRA, time_ms)
+        if msg["type"] == "CARD" and int(msg["flags"]) & NOT_DURABLE:
+            # The shoe's flash refused it (FAULT STORAGE): it is durable only in this journal.
+            session.not_durable += 1
+            session.not_durable_at.add((shoe_no, index))
+            out.append(_event(self._round_id(), "card_not_durable", shoe=shoe, shoe_no=shoe_no, index=index))
         session.known_dealt = max(session.known_dealt, index)
+        session.cards[(shoe_no, index)] = consistency.fingerprint(msg)
         if index > session.next_index:
             session.pending[index] = msg
             if session.requested_from != session.next_index:
@@ -232,20 +289,28 @@ class TableCore:
         return out
 
     def _place(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        mismatch: dict[str, Any] | None = None
         if msg["type"] == "UNREAD":
             op: Any = rounds.ShoeCard(shoe_no=msg["shoe_no"], index=msg["index"], code=None, reader_id="",
                                       shoe_ms=msg["t_ms"], time_ms=time_ms)
         else:
             code = int(msg["code"])
+            session = self.shoes.get(shoe)
+            # A card of another deck is foreign whether or not the shoe flagged it (issue 10 item 4).
+            mismatch = consistency.deck_mismatch(shoe, msg, session.deck_id if session else 0, self._game())
             op = rounds.ShoeCard(
-                shoe_no=msg["shoe_no"], index=msg["index"], code=None if code == 0xFF else code,
+                shoe_no=msg["shoe_no"], index=msg["index"],
+                code=None if code == 0xFF else code,
                 reader_id=str(msg["raw"]), shoe_ms=msg["t_ms"], deck_id=msg["card_deck"],
-                read_method=msg["method"], duplicate=bool(msg["flags"] & 1), foreign=bool(msg["flags"] & 2) or code == 0xFF,
+                read_method=msg["method"], duplicate=bool(msg["flags"] & 1),
+                foreign=bool(msg["flags"] & 2) or code == 0xFF or mismatch is not None,
                 time_ms=time_ms,
             )
+        # A card of another deck: its evidence first, then the card as a foreign one (issue 10 item 4).
+        head = [] if mismatch is None else [_event(self._round_id(), mismatch.pop("type"), **mismatch)]
         if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
-            return [self._card_outside_round(shoe, op)]
-        return list(self._do(self.current, op, source="shoe").derived)
+            return head + [self._card_outside_round(shoe, op)]
+        return head + list(self._do(self.current, op, source="shoe").derived)
 
     def _card_outside_round(self, shoe: int, card: rounds.ShoeCard) -> Derived:
         """A card out of the shoe while no round is in play: before the first round, or after
@@ -260,6 +325,20 @@ class TableCore:
                       detail=f"shoe card {card.index} left the shoe {when}, outside any round; "
                              "referred to the shift manager",
                       after_round=after, evidence=[to_jsonable(evidence)])
+
+    def _game(self) -> str:
+        return self.current.game if self.current is not None else self.setup.game
+
+    def _inconsistent(self, body: dict[str, Any], fault: rounds.DeckFault, time_ms: int) -> list[Derived]:
+        """An inconsistent shoe: the event with its evidence, and the round in play (if any,
+        and not void already) takes it as a deck irregularity its game's rules decide."""
+        body = dict(body)
+        out = [_event(self._round_id(), str(body.pop("type")), **body)]
+        round_ = self.current
+        if round_ is None or round_.void is not None or round_.status is rounds.RoundStatus.SETTLED:
+            return out
+        op = rounds.DeckIrregularity(fault=fault, detail=str(body["message"]), time_ms=time_ms)
+        return out + list(self._do(round_, op, source="shoe").derived)
 
     def _key(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         key = int(msg["key"])

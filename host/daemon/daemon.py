@@ -15,24 +15,36 @@ each shoe's replay window, and opens the serial port. From then on:
   that shoe is not loaded (SPEC 7) until it speaks this version (VERSION);
 - a HELLO naming the session of a NEW_SHOE this daemon sent but never saw answered (the
   REPLY lost across a shoe reboot) reconciles the session from the HELLO's (shoe_no,
-  deck_id), so the NEW_SHOE's reissue, REFUSED because cards were dealt, is no failure.
+  deck_id), so the NEW_SHOE's reissue, REFUSED because cards were dealt, is no failure;
+- a port that cannot be opened or is lost, and an open port with no valid frame for a
+  heartbeat period and a half, are alarms (`alarms` in /status, a link event, a WARNING)
+  that clear themselves when the port opens or the shoe is heard (a watch thread keeps
+  the time);
+- rejected frames are journaled as a few samples per reason per second and one counted
+  summary (`cardshoe.daemon.rejections`), so noise cannot grow the journal without bound;
+- the journal is locked for this daemon alone (`JournalLocked` names the holder); a journal
+  that cannot be used raises a `JournalError` subclass at start, and one that fails while
+  running calls the `on_fatal` callbacks (`cardshoe run` then exits 6 to be restarted).
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from cardshoe.daemon.bus import EventBus, streamable
+from cardshoe.daemon.bus import SECURITY_REASONS, EventBus, streamable
+from cardshoe.daemon.rejections import RejectionLimiter
 from cardshoe.daemon.config import TableConfig
 from cardshoe.daemon.control import TableControl
 from cardshoe.daemon.core import Derived, TableCore
-from cardshoe.daemon.service import FrameInput, TableService
-from cardshoe.journal import Journal, now_ns
+from cardshoe.daemon.service import FrameInput, ServiceFailed, TableService
+from cardshoe.journal import Journal, JournalError, now_ns
+from cardshoe.journal.store import classify
 from cardshoe.journal.replay import ReplayReport, replay
 from cardshoe.link import Command, LinkState, ShoeLink
 from cardshoe.protocol.frames import Frame, KeyLookup, Rejection
@@ -51,6 +63,14 @@ from cardshoe.protocol.errors import Reason
 from cardshoe.protocol.spec import MAX_PAYLOAD, VERSION, MessageType
 
 log = logging.getLogger(__name__)
+
+#: Rejected frames journaled whole per second (at most REJECT_PER_REASON of each reason);
+#: the rest are counted in a summary.
+REJECT_SAMPLES = 24
+REJECT_PER_REASON = 8
+#: Rejections sampled outside REJECT_SAMPLES (each still REJECT_PER_REASON a second): the
+#: security ones the stream shows, so that noise of every other kind cannot crowd them out.
+SECURITY_KEYS = frozenset({*SECURITY_REASONS, "replay:old boot"})
 
 #: NEW_SHOE's fixed part before the manifest entries (`<IIBBBB`).
 _NEW_SHOE_HEAD = 12
@@ -153,12 +173,52 @@ class Daemon:
         self._loading: dict[int, tuple[int, int]] = {}
         # Shoes whose HELLO was rejected `bad_version`: serial -> the version it speaks (SPEC 7).
         self.version_mismatch: dict[int, int] = {}
+        # The journal failed while running: the process should end (exit 6) and be restarted.
+        self.fatal: BaseException | None = None
+        self._fatal_callbacks: list[Callable[[BaseException], None]] = []
+        # Alarms shown in /status until their cause is gone: "port" (cannot open / lost) and
+        # "shoe_silent" (no valid frame for a heartbeat and a half while the port is open).
+        self.alarms: dict[str, dict[str, Any]] = {}
+        self._alarm_lock = threading.Lock()
+        self._heard_ns = 0  # monotonic: the last valid frame, or the port's opening if later
+        self._watch_stop = threading.Event()
+        self._watch: threading.Thread | None = None
+        # Rejected frames: a few samples per interval journaled whole, the rest counted.
+        self.rejections = RejectionLimiter(interval_s=1.0, samples=REJECT_SAMPLES,
+                                           per_reason=REJECT_PER_REASON, security=SECURITY_KEYS)
+        self._rejections_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
-        """Open the journal, rebuild the table from it, and start the link."""
+        """Open the journal, rebuild the table from it, and start the link.
+
+        A journal that cannot be used raises a `JournalError` subclass that says why in
+        one line (`JournalLocked`, `JournalUnreadable`, `JournalReadOnly`,
+        `JournalWriteFailed`), with the journal closed again."""
+        try:
+            self._start()
+        except BaseException as exc:
+            self.stop()
+            cause: BaseException = exc
+            if isinstance(exc, ServiceFailed) and exc.__cause__ is not None:
+                cause = exc.__cause__  # the journal write that failed during the start
+            if isinstance(cause, (sqlite3.Error, OSError, JournalError)):
+                raise classify(self.config.journal, cause) from exc
+            raise
+
+    def on_fatal(self, callback: Callable[[BaseException], None]) -> None:
+        """Call `callback` once if the journal fails while running (the process should end)."""
+        self._fatal_callbacks.append(callback)
+
+    def _journal_failed(self, exc: BaseException) -> None:
+        self.fatal = exc
+        for callback in list(self._fatal_callbacks):
+            callback(exc)
+
+    def _start(self) -> None:
         cfg = self.config
-        self.journal = Journal(cfg.journal, synchronous=self.synchronous)
+        self.journal = Journal(cfg.journal, synchronous=self.synchronous,
+                               holder=f"cardshoe run, table {cfg.name}, port {cfg.port}")
         self.epoch = self.journal.start_epoch()
         wanted = cfg.setup()
         core = TableCore(wanted)
@@ -167,7 +227,8 @@ class Daemon:
             windows = reader.windows()
         for problem in self.restored.mismatches:
             log.error("journal rebuild: %s", problem)
-        self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived)
+        self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived,
+                                    on_failed=self._journal_failed)
         kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic}
         if self._randbelow is not None:
             kwargs["randbelow"] = self._randbelow
@@ -185,6 +246,8 @@ class Daemon:
                              resend_ms=cfg.link.resend_ms, resend_max_ms=cfg.link.resend_max_ms,
                              journal_restored=self.journal_restored)
         self.link.start()
+        self._watch = threading.Thread(target=self._watch_loop, name="daemon-watch", daemon=True)
+        self._watch.start()
         # A previous run may have died between learning that the shoe holds cards the journal
         # lacks and getting them: ask again (the shoe will not send another HELLO for it).
         with self.service.lock:
@@ -197,8 +260,13 @@ class Daemon:
 
     def stop(self) -> None:
         """Stop the link, then drain and close the journal. Safe to call more than once."""
+        self._watch_stop.set()
+        if self._watch is not None and self._watch is not threading.current_thread():
+            self._watch.join(5)
         if self.link is not None:
             self.link.stop()
+        if self.service is not None and self.journal is not None and not self.journal.closed:
+            self.flush_rejections()
         if self.service is not None and self.journal is not None and not self.journal.closed:
             self.service.record("daemon", {"type": "daemon_stopped", "epoch": self.epoch})
         if self.journal is not None:
@@ -212,6 +280,7 @@ class Daemon:
     # -- LinkSink --------------------------------------------------------------------
     def frame_accepted(self, frame: Frame) -> None:
         """Journal and apply an accepted frame (raises if it could not be journaled)."""
+        self._heard(frame.shoe)
         if self.shoe_serial is None:
             self.shoe_serial = frame.shoe
         if self.version_mismatch.pop(frame.shoe, None) is not None:
@@ -222,29 +291,72 @@ class Daemon:
         self._svc().submit_frame(FrameInput(frame.shoe, frame.boot, frame.seq, int(frame.type), message, frame.raw))
 
     def frame_rejected(self, rejection: Rejection, note: str) -> None:
-        """Count and journal a rejected frame with its reason."""
+        """Count a rejected frame; journal it whole if it is one of the interval's samples.
+
+        Rejections are bounded (see `cardshoe.daemon.rejections`): a few per interval are
+        journaled whole, logged (security reasons at WARNING, naming shoe and seq) and
+        shown; the rest are counted into one summary entry per interval. The exception is
+        an authenticated, next-in-sequence frame the link acknowledges (`advance`, SPEC 7):
+        it is journaled whole before its ACK, whatever the rate (only the shoe makes those)."""
         header = rejection.header
         body: dict[str, Any] = {"type": "frame_rejected", "reason": rejection.reason.value,
                                 "detail": rejection.detail, "note": note}
         if header is not None:
             body.update(boot=header.boot, seq=header.seq, frame_type=header.type, flags=header.flags)
+        shoe = header.shoe if header is not None else None
         security = streamable("reject", body)
-        if security:
-            log.warning("security: frame rejected (%s) %s", rejection.reason.value, rejection.detail)
-        self._svc().record("reject", body, shoe=header.shoe if header else None, raw=rejection.raw,
-                           publish=security)
+        if shoe is not None and note in ("advance", "duplicate"):
+            self._heard(shoe)  # authenticated, of the shoe's current boot: the shoe is talking
+        if note == "advance":
+            self._svc().record("reject", body, shoe=shoe, raw=rejection.raw, publish=security)
+            return
+        key = rejection.reason.value if not note else f"{rejection.reason.value}:{note}"
+        with self._rejections_lock:
+            sample, ended = self.rejections.admit(key, shoe, time.monotonic_ns())
+        if ended is not None:
+            self._record_summary(ended)
+        if sample:
+            if security:
+                where = "no readable header" if header is None else \
+                    f"shoe {header.shoe} boot {header.boot} seq {header.seq} type 0x{header.type:02X}"
+                log.warning("security: frame rejected (%s) from %s %s", rejection.reason.value, where,
+                            rejection.detail)
+            self._svc().record("reject", body, shoe=shoe, raw=rejection.raw, publish=security)
         if rejection.reason is Reason.BAD_VERSION and header is not None and header.type == MessageType.HELLO:
             self._version_mismatch(header.shoe, header.version)
+
+    def flush_rejections(self) -> None:
+        """Journal the summary of the rejections counted so far in this interval, if any."""
+        with self._rejections_lock:
+            ended = self.rejections.take(time.monotonic_ns(), force=True)
+        if ended is not None:
+            self._record_summary(ended)
+
+    def _record_summary(self, summary: dict[str, Any]) -> None:
+        # Monotonic bounds are for the interval's length; the entry's own time stamp is wall time.
+        seconds = (summary["to_ns"] - summary["from_ns"]) / 1e9
+        unsampled = sum(summary["unsampled"].values())
+        security = streamable("reject", summary)
+        (log.warning if security else log.info)(
+            "link: %d more frames rejected in %.1f s, counted not journaled: %s", unsampled, seconds,
+            ", ".join(f"{k} {v}" for k, v in summary["unsampled"].items()))
+        body = {k: v for k, v in summary.items() if k not in ("from_ns", "to_ns")}
+        body["seconds"] = round(seconds, 3)
+        self._svc().record("reject", body, publish=security)
 
     def _version_mismatch(self, shoe: int, version: int) -> None:
         # SPEC 7. The version byte is checked before the tag, so this HELLO is not
         # authenticated: it stops this daemon dealing to the shoe (it could not be understood
         # anyway) until an authenticated frame of this version arrives, and acts on nothing else.
+        # Journaled once per (shoe, version), and only for a shoe this table has a key for:
+        # a flood of such HELLOs (the serial is the sender's choice) adds nothing.
+        if self.version_mismatch.get(shoe) == version or self.keys(shoe) is None:
+            return
         text = f"shoe speaks protocol {version}, daemon speaks {VERSION}"
-        self.version_mismatch[shoe] = version
         log.error("shoe %d: %s; not dealing to it", shoe, text)
         self._svc().record("link", {"type": "shoe_version_mismatch", "shoe": shoe, "shoe_version": version,
                                     "daemon_version": VERSION, "message": text}, shoe=shoe, publish=True)
+        self.version_mismatch[shoe] = version  # shown in /status once journaled
 
     def frame_held(self, frame: Frame) -> None:
         """Journal a frame of a shoe not yet proven live (SPEC 3.4 item 6): never acted on."""
@@ -268,12 +380,69 @@ class Daemon:
                                     "seq": seq, "held": held}, shoe=shoe, publish=True)
 
     def link_state(self, state: LinkState) -> None:
-        """Journal, log and publish the port's loss or return."""
+        """Journal, log and publish the port's loss or return (or that it cannot be opened);
+        a port that is not open is an alarm in /status until it opens."""
         self.link_up = state.up
         self.link_changed_ns = state.t_ns
         (log.info if state.up else log.warning)("link %s: %s", "up" if state.up else "lost", state.detail)
+        with self._alarm_lock:
+            if state.up:
+                self.alarms.pop("port", None)
+                self._heard_ns = time.monotonic_ns()  # silence is counted from the port's opening
+            else:
+                self.alarms["port"] = {"type": "port_unavailable", "port": self.config.port, "detail": state.detail,
+                                       "since_ns": state.t_ns, "message": f"shoe port unavailable: {state.detail}"}
         self._svc().record("link", {"type": "link_up" if state.up else "link_lost", "detail": state.detail,
                                     "at_ns": state.t_ns}, publish=True)
+
+    # -- alarms ------------------------------------------------------------------------
+    def silence_limit_ns(self) -> int:
+        """No valid frame for this long, with the port open, is a silent shoe: a heartbeat
+        period and a half (the period the daemon gives the shoe in CONFIG)."""
+        return self.config.link.heartbeat_ms * 1_500_000
+
+    def _heard(self, shoe: int) -> None:
+        """A valid frame from `shoe`: the silence clock restarts, and a silence alarm clears."""
+        with self._alarm_lock:
+            self._heard_ns = time.monotonic_ns()
+            alarm = self.alarms.pop("shoe_silent", None)
+        if alarm is not None:
+            log.warning("shoe %d: heard again after %.1f s of silence", shoe,
+                        (self.clock() - int(alarm["since_ns"])) / 1e9)
+            self._svc().record("link", {"type": "shoe_silent_cleared", "shoe": shoe,
+                                        "silent_since_ns": alarm["since_ns"]}, shoe=shoe, publish=True)
+
+    def check_silence(self) -> None:
+        """Raise the silence alarm if the open port has carried no valid frame for too long."""
+        limit = self.silence_limit_ns()
+        with self._alarm_lock:
+            if not self.link_up or "shoe_silent" in self.alarms or self._heard_ns == 0:
+                return
+            quiet = time.monotonic_ns() - self._heard_ns
+            if quiet <= limit:
+                return
+            since = self.clock() - quiet
+            shoe = self.shoe_serial
+            message = (f"no valid frame from {'shoe ' + str(shoe) if shoe is not None else 'any shoe'} for "
+                       f"{quiet / 1e9:.1f} s (heartbeat every {self.config.link.heartbeat_ms / 1000:g} s)")
+            alarm = {"type": "shoe_silent", "shoe": shoe, "port": self.config.port, "since_ns": since,
+                     "heartbeat_ms": self.config.link.heartbeat_ms, "message": message}
+            self.alarms["shoe_silent"] = alarm
+        log.warning("shoe silent: %s", message)
+        self._svc().record("link", alarm, shoe=shoe, publish=True)
+
+    def _watch_loop(self) -> None:
+        # The daemon's clock for what no input triggers: silence, and the end of an interval
+        # of counted rejections (its summary is journaled even if nothing else arrives).
+        while not self._watch_stop.wait(0.1):
+            try:
+                self.check_silence()
+                with self._rejections_lock:
+                    ended = self.rejections.take(time.monotonic_ns())
+                if ended is not None:
+                    self._record_summary(ended)
+            except Exception:  # noqa: BLE001 - the watch must outlive a failure it reports
+                log.exception("daemon watch")
 
     def window_adopted(self, shoe: int, boot: int, seq: int) -> None:
         """A shoe unknown to this journal was found mid-boot: journal and show it."""
@@ -406,6 +575,11 @@ class Daemon:
         command = self.link.send_command(serial, Maintenance())
         return serial, command.seq
 
+    def current_alarms(self) -> list[dict[str, Any]]:
+        """What needs a person now, each with its reason (`message`): the port, a silent shoe."""
+        with self._alarm_lock:
+            return [dict(a) for _, a in sorted(self.alarms.items())]
+
     def status(self) -> dict[str, Any]:
         """The daemon's state for the status endpoint."""
         svc = self._svc()
@@ -414,11 +588,13 @@ class Daemon:
             current = svc.core.current_round_id()
             counters = dict(svc.counters)
             shoes = {str(k): {"shoe_no": v.shoe_no, "deck_id": v.deck_id, "next_index": v.next_index,
-                              "boot": v.boot} for k, v in svc.core.shoes.items()}
+                              "boot": v.boot, "faults": v.fault_names(), "storage_fault": "storage" in v.fault_names(),
+                              "cards_not_durable": v.not_durable} for k, v in svc.core.shoes.items()}
         return {
             "table": self.config.name, "game": self.config.game, "seats": self.config.seats,
             "epoch": self.epoch, "port": self.config.port, "link_up": self.link_up,
             "link_changed_ns": self.link_changed_ns, "current_round": current,
+            "alarms": self.current_alarms(),
             "journal_failed": None if svc.failed is None else str(svc.failed),
             "shoe": self.shoe_serial, "shoes": shoes, "counters": counters,
             "version_mismatch": {str(k): {"shoe_version": v, "daemon_version": VERSION,

@@ -8,7 +8,9 @@ durable). The journal order is therefore the processing order, which is what let
 `cardshoe replay` and a restarted daemon rebuild the same state.
 
 If the journal fails, the service stops: it refuses every further input (`ServiceFailed`)
-so no frame is acknowledged and no request answered as if it had been recorded. The
+so no frame is acknowledged and no request answered as if it had been recorded, and it
+tells the daemon (`on_failed`), which ends the process with exit status 6 so that its
+supervisor (the systemd unit) starts it again once the cause (a full disk) is gone. The
 in-memory state may be ahead of the journal at that moment; a restart rebuilds it from
 the journal, and the shoe resends what was never acknowledged.
 """
@@ -65,6 +67,7 @@ class TableService:
         *,
         clock: Callable[[], int] = now_ns,
         on_derived: Callable[[Iterable[Derived]], None] | None = None,
+        on_failed: Callable[[BaseException], None] | None = None,
     ) -> None:
         self.core = core
         self.journal = journal
@@ -72,6 +75,7 @@ class TableService:
         self.clock = clock
         self.lock = threading.RLock()
         self._on_derived = on_derived
+        self._on_failed = on_failed
         self.failed: BaseException | None = None
         self.counters: dict[str, int] = {}
 
@@ -84,8 +88,11 @@ class TableService:
             published: list[Published] = self.journal.write(write)
             return published
         except BaseException as exc:
+            first = self.failed is None
             self.failed = exc
             log.critical("journal write failed, the daemon stops accepting input: %s", exc)
+            if first and self._on_failed is not None:
+                self._on_failed(exc)
             raise ServiceFailed(f"journal failed: {exc}") from exc
 
     @staticmethod

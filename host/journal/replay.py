@@ -3,8 +3,14 @@
 The journal's inputs (accepted shoe frames and table-controller inputs) are fed, in
 journal order, to a fresh `TableCore` (the same code the daemon runs). Every event and
 settlement it derives must equal, byte for byte as canonical JSON, the one the daemon
-journaled at the time. Exit status 0 when all agree, 1 on any difference (each printed),
-2 when the journal cannot be read.
+journaled at the time. An audit never touches what it audits: the journal is opened
+read-only and nothing is created beside it (no `-wal`, no `-shm`; see `JournalReader`),
+and SQLite's integrity check runs before anything is replayed.
+
+Exit status 0 when all agree, 1 on any difference (each printed), 2 when the journal
+cannot be read or is corrupt. The first line printed is always the verdict in one line
+(`identical: ...`, `DIFFERENT: ...`, or on stderr `cardshoe replay: ...` for exit 2);
+never a traceback.
 
 `--export ROUND_ID` prints that round, rebuilt, in the round-file format of
 `cardshoe settle` (docs/round-format.md) instead.
@@ -19,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from cardshoe.journal.store import Entry, JournalError, JournalReader, canonical_json
+import sqlite3
+
+from cardshoe.journal.store import Entry, JournalError, JournalReader, JournalUnreadable, canonical_json
 
 
 @dataclass
@@ -40,9 +48,21 @@ class ReplayReport:
         return not self.mismatches
 
 
-def replay(path: Path, core: Any = None) -> tuple[ReplayReport, Any]:
+def replay(path: Path, core: Any = None, *, check: bool = False) -> tuple[ReplayReport, Any]:
     """Rebuild the table from the journal at `path` into `core` (a new `TableCore` when
-    None); returns the report and the rebuilt core. A starting daemon does the same."""
+    None); returns the report and the rebuilt core. A starting daemon does the same.
+
+    With `check`, SQLite's integrity check runs first. A journal that cannot be read, or
+    is corrupt, raises `JournalUnreadable` (never a bare SQLite or JSON error)."""
+    try:
+        return _replay(path, core, check)
+    except sqlite3.Error as exc:
+        raise JournalUnreadable(f"journal {path} cannot be read: {exc}") from exc
+    except ValueError as exc:  # json.JSONDecodeError: an entry's body is not JSON
+        raise JournalUnreadable(f"journal {path}: an entry cannot be read: {exc}") from exc
+
+
+def _replay(path: Path, core: Any, check: bool) -> tuple[ReplayReport, Any]:
     from cardshoe.daemon.core import TableCore, TableSetup
     from cardshoe.daemon.service import feed
 
@@ -53,6 +73,10 @@ def replay(path: Path, core: Any = None) -> tuple[ReplayReport, Any]:
     expected: list[Entry] = []
     produced: list[tuple[int, str, str | None, str]] = []  # (input entry id, kind, round, body)
     with JournalReader(path) as reader:
+        if check:
+            problems = reader.integrity_check()
+            if problems:
+                raise JournalUnreadable(f"journal {path} is corrupt (integrity check): {'; '.join(problems)}")
         for entry in reader.entries():
             if entry.kind in ("event", "settlement"):
                 expected.append(entry)
@@ -63,8 +87,14 @@ def replay(path: Path, core: Any = None) -> tuple[ReplayReport, Any]:
                     for d in applied.derived:
                         produced.append((entry.id, d.kind, d.round_id, canonical_json(d.body)))
             elif entry.kind == "reject":
-                reason = str(entry.data().get("reason", "?"))
-                report.rejects[reason] = report.rejects.get(reason, 0) + 1
+                data = entry.data()
+                if data.get("type") == "rejections_summary":
+                    # Counted rejections beyond the samples journaled (see `RejectionLimiter`).
+                    for reason, n in dict(data.get("unsampled", {})).items():
+                        report.rejects[str(reason)] = report.rejects.get(str(reason), 0) + int(n)
+                else:
+                    reason = str(data.get("reason", "?"))
+                    report.rejects[reason] = report.rejects.get(reason, 0) + 1
             elif entry.kind == "link":
                 report.link_events += 1
     for want, (source, kind, rid, body) in zip(expected, produced):
@@ -81,7 +111,16 @@ def replay(path: Path, core: Any = None) -> tuple[ReplayReport, Any]:
     return report, core
 
 
+def verdict(report: ReplayReport) -> str:
+    """The report in one line."""
+    if report.ok:
+        return (f"identical: {report.inputs} inputs rebuild all {report.derived} derived entries "
+                f"({len(report.rounds)} rounds, {len(report.settlements)} settled)")
+    return f"DIFFERENT: {len(report.mismatches)} differences; first: {report.mismatches[0]}"
+
+
 def _print_report(report: ReplayReport, out: TextIO) -> None:
+    print(verdict(report), file=out)
     print(f"inputs replayed: {report.inputs}", file=out)
     print(f"derived entries: {report.derived} ({'identical' if report.ok else 'DIFFERENT'})", file=out)
     print(f"rounds: {len(report.rounds)}, settled: {len(report.settlements)}", file=out)
@@ -101,9 +140,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     try:
-        report, core = replay(args.journal)
+        report, core = replay(args.journal, check=True)
     except JournalError as exc:
-        print(f"cardshoe replay: {exc}", file=sys.stderr)
+        print(f"cardshoe replay: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - an audit tool answers in one line, never a traceback
+        print(f"cardshoe replay: journal {args.journal} cannot be replayed: {type(exc).__name__}: "
+              f"{_one_line(str(exc))}", file=sys.stderr)
         return 2
     if args.export is not None:
         round_ = core.rounds.get(args.export)
@@ -118,12 +161,19 @@ def main(argv: list[str]) -> int:
             print(f"cardshoe replay: --export: round {args.export} cannot be exported yet: {exc}", file=sys.stderr)
             return 2
         print(json.dumps(exported, indent=2, sort_keys=True))
+        if not report.ok:
+            print(f"cardshoe replay: {verdict(report)}", file=sys.stderr)
         return 0 if report.ok else 1
     if args.json:
         print(json.dumps({"inputs": report.inputs, "derived": report.derived, "rounds": report.rounds,
                           "settlements": {k: json.loads(v) for k, v in report.settlements.items()},
                           "rejects": report.rejects, "link_events": report.link_events,
-                          "mismatches": report.mismatches, "ok": report.ok}, indent=2, sort_keys=True))
+                          "mismatches": report.mismatches, "ok": report.ok, "verdict": verdict(report)},
+                         indent=2, sort_keys=True))
     else:
         _print_report(report, sys.stdout)
     return 0 if report.ok else 1
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -20,7 +20,10 @@ Readers (the HTTP API, replay) use separate read-only connections (`mode=ro`).
 from __future__ import annotations
 
 import json
+import os
 import queue
+import shutil
+import tempfile
 import sqlite3
 import threading
 import time
@@ -72,6 +75,40 @@ class JournalError(Exception):
 
 class JournalClosed(JournalError):
     """A write was submitted after `Journal.close()`."""
+
+
+class JournalUnreadable(JournalError):
+    """The file cannot be opened or read as a journal: missing, not SQLite (a text file), truncated,
+    corrupt (SQLite's integrity check fails), or of another schema. A person must look at it."""
+
+
+class JournalReadOnly(JournalError):
+    """The journal can be read but not written (a read-only file, directory or file system)."""
+
+
+class JournalWriteFailed(JournalError):
+    """A write failed for a cause that may pass (disk full, an I/O error)."""
+
+
+class JournalLocked(JournalError):
+    """Another daemon holds the journal's lock; `holder` says which (pid, host, port, since)."""
+
+    def __init__(self, message: str, holder: str) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+def classify(path: Path, exc: BaseException) -> JournalError:
+    """The `JournalError` type a SQLite or OS error on the journal at `path` stands for."""
+    if isinstance(exc, JournalError):
+        return exc
+    text = str(exc)
+    low = text.lower()
+    if "readonly" in low or "read-only" in low or isinstance(exc, PermissionError):
+        return JournalReadOnly(f"journal {path} is read-only: {text}")
+    if "disk is full" in low or "disk i/o" in low or isinstance(exc, OSError):
+        return JournalWriteFailed(f"journal {path}: write failed: {text}")
+    return JournalUnreadable(f"journal {path} is not a readable journal: {text}")
 
 
 def canonical_json(value: Any) -> str:
@@ -149,6 +186,42 @@ def _row_entry(row: tuple[Any, ...]) -> Entry:
 _ENTRY_COLUMNS = "id, t_ns, kind, shoe, boot, seq, type, round_id, body, raw"
 
 
+def lock_path(path: Path) -> Path:
+    """The lock file beside a journal: `JOURNAL.lock`, holding who has it open for writing."""
+    return Path(f"{path}.lock")
+
+
+def lock_journal(path: Path, holder: str = "") -> int:
+    """Take the journal's exclusive lock (flock on `JOURNAL.lock`), or raise `JournalLocked`.
+
+    One journal, one writer: two daemons on one journal would interleave two tables' inputs
+    and neither's replay would rebuild. The lock is the kernel's, so it goes when the holder
+    dies, however it dies; the file stays, holding the last holder's description."""
+    import fcntl
+    import socket
+
+    target = lock_path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise classify(path, exc) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        text = os.pread(fd, 512, 0).decode("utf-8", "replace").strip() or "another process"
+        os.close(fd)
+        raise JournalLocked(f"journal {path} is in use by {text} (lock {target})", text) from None
+    except OSError as exc:
+        os.close(fd)
+        raise classify(path, exc) from exc
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    who = f"pid {os.getpid()} on {socket.gethostname()} since {stamp}" + (f" ({holder})" if holder else "")
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, who.encode() + b"\n", 0)
+    return fd
+
+
 class _Stop:
     """The shutdown sentinel: queued before it, every write still runs."""
 
@@ -164,10 +237,11 @@ class Journal:
     result once committed, or raises what it raised. `close()` drains the queue, stops the
     writer, and may be called more than once."""
 
-    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL", holder: str = "") -> None:
         self.path = Path(path)
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(f"synchronous: {synchronous!r} is not FULL, NORMAL or EXTRA")
+        self._lock_fd = lock_journal(self.path, holder)
         self._synchronous = synchronous
         self._queue: queue.SimpleQueue[tuple[Callable[[sqlite3.Connection], Any], Future[Any]] | _Stop] = (
             queue.SimpleQueue()
@@ -178,12 +252,30 @@ class Journal:
         ready: Future[None] = Future()
         self._thread = threading.Thread(target=self._run, args=(ready,), name="journal-writer", daemon=True)
         self._thread.start()
-        ready.result()  # raises if the database could not be opened
+        try:
+            ready.result()  # raises if the database could not be opened
+        except BaseException:
+            os.close(self._lock_fd)
+            raise
 
     # -- writer thread -------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
+        try:
+            return self._open_checked()
+        except (sqlite3.Error, OSError) as exc:
+            raise classify(self.path, exc) from exc
+
+    def _open_checked(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            raise JournalReadOnly(f"journal {self.path} is read-only (no write permission)")
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
+        # A text file, a truncated or corrupt database: refused here, in one line, rather
+        # than half-read by the replay that rebuilds the table.
+        problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+        if problems != ["ok"]:
+            conn.close()
+            raise JournalUnreadable(f"journal {self.path} is corrupt: {'; '.join(problems)}")
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise JournalError(f"journal: {self.path} refused WAL mode (got {mode!r})")
@@ -193,8 +285,8 @@ class Journal:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None:
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) != SCHEMA_VERSION:
-            raise JournalError(f"journal: {self.path} has schema {row[0]}, this daemon reads {SCHEMA_VERSION}")
+        elif str(row[0]) != str(SCHEMA_VERSION):
+            raise JournalUnreadable(f"journal {self.path} has schema {row[0]!r}, this daemon reads {SCHEMA_VERSION}")
         return conn
 
     def _run(self, ready: Future[None]) -> None:
@@ -254,7 +346,7 @@ class Journal:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass  # the COMMIT error is the one that matters; it is raised to every caller
-            error = JournalError(f"journal: commit failed: {exc}")
+            error = classify(self.path, exc)
             if self.error is None:
                 self.error = error
             for fut, _, _ in results:
@@ -271,7 +363,7 @@ class Journal:
     def _fail_all(
         self, batch: list[tuple[Callable[[sqlite3.Connection], Any], Future[Any]]], exc: BaseException
     ) -> None:
-        error = JournalError(f"journal: cannot begin a transaction: {exc}")
+        error = classify(self.path, exc)
         if self.error is None:
             self.error = error
         for _, fut in batch:
@@ -300,6 +392,7 @@ class Journal:
             self._closed = True
             self._queue.put(_STOP)
         self._thread.join()
+        os.close(self._lock_fd)  # the lock goes with the descriptor
 
     @property
     def closed(self) -> bool:
@@ -357,23 +450,54 @@ class Journal:
 
 
 class JournalReader:
-    """Read-only access to a journal file (`mode=ro`); never writes, safe beside the writer."""
+    """Read-only access to a journal file; never writes, safe beside the writer.
+
+    Nothing is created beside the journal: a journal with no `-wal` file (closed cleanly,
+    or a copy) is opened `immutable` (no locks, no `-shm`); a live one (its `-wal` and
+    `-shm` exist, a daemon has it open) read-only through them. A `-wal` left without its
+    `-shm` (rare: a crash, then the `-shm` removed) is read from a private copy, since
+    reading it in place would create a `-shm`."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if not self.path.exists():
-            raise JournalError(f"journal: {self.path} does not exist")
-        uri = self.path.resolve().as_uri() + "?mode=ro"
+        self._copy: str | None = None
+        if not self.path.is_file():
+            raise JournalUnreadable(f"journal {self.path} does not exist" if not self.path.exists()
+                                    else f"journal {self.path} is not a file")
+        wal, shm = Path(f"{self.path}-wal"), Path(f"{self.path}-shm")
         try:
+            if not wal.exists():
+                uri = self.path.resolve().as_uri() + "?mode=ro&immutable=1"
+            elif shm.exists():
+                uri = self.path.resolve().as_uri() + "?mode=ro"
+            else:
+                self._copy = tempfile.mkdtemp(prefix="cardshoe-audit-")
+                copy = Path(self._copy) / "journal.sqlite"
+                shutil.copyfile(self.path, copy)
+                shutil.copyfile(wal, f"{copy}-wal")
+                uri = copy.as_uri() + "?mode=ro"
             self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
             self._conn.execute("SELECT 1 FROM entries LIMIT 1").fetchall()
-        except sqlite3.Error as exc:
-            raise JournalError(f"journal: cannot read {self.path}: {exc}") from exc
+        except (sqlite3.Error, OSError) as exc:
+            self._drop_copy()
+            raise JournalUnreadable(f"journal {self.path} cannot be read: {exc}") from exc
         self._lock = threading.Lock()
 
+    def _drop_copy(self) -> None:
+        if self._copy is not None:
+            shutil.rmtree(self._copy, ignore_errors=True)
+            self._copy = None
+
+    def integrity_check(self) -> list[str]:
+        """SQLite's integrity check of the whole file: `[]` when sound, else its first problems."""
+        with self._lock:
+            rows = [str(r[0]) for r in self._conn.execute("PRAGMA integrity_check(5)").fetchall()]
+        return [] if rows == ["ok"] else rows
+
     def close(self) -> None:
-        """Close the read connection."""
+        """Close the read connection (and drop a private copy, if one was made)."""
         self._conn.close()
+        self._drop_copy()
 
     def __enter__(self) -> JournalReader:
         return self

@@ -7,7 +7,9 @@ one), `loop://` in tests and `spy://...` when debugging the traffic.
 The reader thread hands every chunk of bytes to `on_bytes` (as pyserial's `ReaderThread`
 hands them to its `Protocol`) and reports the link's state changes to `on_state`: a lost
 port (unplugged USB, a closed pty master, an I/O error) is reported with its time, the
-port is reopened with exponential backoff, and its return is reported too. Nothing is
+port is reopened with exponential backoff, and its return is reported too. A port that
+cannot be opened (at start, or again after a loss) is reported once per spell, with the
+reason, through `on_state` and a WARNING; the retries after it log at DEBUG. Nothing is
 buffered here: the protocol layer above owns retransmission, so bytes written while the
 port is gone are simply not sent (`write` returns False) and the shoe's or the host's
 resend timer covers them.
@@ -123,15 +125,25 @@ class SerialTransport:
     def _run(self) -> None:
         backoff = self._backoff_min
         ever_up = False
+        # Whether this spell without a port has been reported (once per spell: a port that
+        # cannot be opened is an alarm, not a log line per retry).
+        reported_down = False
         while not self._stop.is_set():
             try:
                 port = self._open()
             except (serial.SerialException, OSError, ValueError) as exc:
-                log.debug("cannot open %s: %s (retry in %.2f s)", self.url, exc, backoff)
+                if not reported_down:
+                    reported_down = True
+                    log.warning("cannot open %s: %s (retrying every %.0f s at most)", self.url, exc,
+                                self._backoff_max)
+                    self._on_state(LinkState(False, time.time_ns(), f"cannot open {self.url}: {exc}"))
+                else:
+                    log.debug("cannot open %s: %s (retry in %.2f s)", self.url, exc, backoff)
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, self._backoff_max)
                 continue
             backoff = self._backoff_min
+            reported_down = False
             with self._write_lock:
                 self._port = port
             if ever_up:
@@ -143,6 +155,7 @@ class SerialTransport:
             if self._stop.is_set():
                 break
             self._on_state(LinkState(False, time.time_ns(), reason))
+            reported_down = True
 
     def _read_until_lost(self, port: serial.SerialBase) -> str:
         while not self._stop.is_set():

@@ -52,6 +52,9 @@ class IrregularityKind(StrEnum):
     """A single exposed card, referred to the shift manager (6.1)."""
     DECK = "deck"
     """Extra, missing, foreign, duplicate or unread cards (5.1, 5.8; LIR 5.1-5.2)."""
+    POWER_FAILURE = "power_failure"
+    """The shoe lost power mid-deal: the cards on the table may differ from those recorded
+    (5.16; 6.1, or MTCP 5.16 by analogy for LIR), referred to the shift manager."""
     NOT_COVERED = "not_covered"
     """Something the rules do not cover, referred to the shift manager (6.1)."""
 

@@ -235,6 +235,22 @@ class DeckIrregularity:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ShoePowerFailure:
+    """The shoe rebooted (its power went) while the round's cards were being dealt: a card
+    that was leaving may not have been counted, so the cards on the table may not be the
+    cards recorded (5.16; 6.1 where the game has no 5.16). ``shoe_dealt`` is the count in
+    the shoe's HELLO, ``host_count`` the cards of the session the host holds."""
+
+    OP: ClassVar[str] = "shoe_power_failure"
+    shoe: int
+    boot: int
+    reset_cause: int
+    shoe_dealt: int
+    host_count: int
+    time_ms: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
 class SupervisorConfirmation:
     """A supervisor's answer to an irregularity awaiting one: ``confirmed`` applies a proposed
     reconstruction or lets a referred round stand; otherwise the fallback decision applies.
@@ -284,6 +300,7 @@ Operation = Union[
     HandCountReported,
     WagerWithdrawn,
     DeckIrregularity,
+    ShoePowerFailure,
     SupervisorConfirmation,
     VoidRound,
     Settle,
@@ -305,6 +322,7 @@ OPERATION_TYPES: dict[str, type[Any]] = {
         HandCountReported,
         WagerWithdrawn,
         DeckIrregularity,
+        ShoePowerFailure,
         SupervisorConfirmation,
         VoidRound,
         Settle,

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from . import counts, deal, decisions, irregularities, settlement, wagers
+from . import counts, deal, decisions, irregularities, powerfail, settlement, wagers
 from .errors import RoundOperationError, WrongStateError
 from .events import Event, to_jsonable
 from .export import round_to_json
@@ -57,6 +57,7 @@ _PHASES: dict[str, tuple[_Verify, _Do]] = {
     "exposure_declared": (irregularities.verify_exposure_declared, irregularities.do_exposure_declared),
     "supervisor_confirmation": (irregularities.verify_supervisor_confirmation, irregularities.do_supervisor_confirmation),
     "void_round": (irregularities.verify_void_round, irregularities.do_void_round),
+    "shoe_power_failure": (powerfail.verify_shoe_power_failure, powerfail.do_shoe_power_failure),
     "settle": (settlement.verify_settle, settlement.do_settle),
 }
 

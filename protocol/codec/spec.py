@@ -109,6 +109,7 @@ class ReadMethod(enum.IntEnum):
 class CardFlags(enum.IntFlag):
     DUPLICATE = 1
     FOREIGN = 2
+    NOT_DURABLE = 4  # framed from the shoe's RAM: its flash refused the record (FAULT STORAGE)
 
 
 class Integrity(enum.IntFlag):

@@ -55,7 +55,8 @@ class Table:
         self.config = TableConfig(port=str(self.plug.path), game=game, seats=seats, name="T1",
                                   dealing=dealing, method=method, journal=tmp_path / "journal.sqlite",
                                   draw_magic=draw_magic,
-                                  link=LinkTiming(heartbeat_ms=2000, resend_ms=100, resend_max_ms=400),
+                                  link=settings.pop("link", LinkTiming(heartbeat_ms=2000, resend_ms=100,
+                                                                       resend_max_ms=400)),
                                   **settings)
         self.keys = {SERIAL: KEY}
         self.daemon = self._start()

@@ -81,6 +81,8 @@ class WireShoe:
         self._thread: threading.Thread | None = None
         self._last_tx = 0.0
         self.rx: Any = None
+        # Seconds between HEARTBEATs when the outbox is empty (as the firmware does), or None.
+        self.heartbeat_s: float | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def power_on(self, *, reset_cause: int = 1) -> None:
@@ -196,6 +198,10 @@ class WireShoe:
                         self._host_frame(result)
                 if self.outbox and time.monotonic() - self._last_tx > self.resend_s:
                     self._tx(self.outbox[0], resent=True)
+                elif (not self.outbox and self.heartbeat_s is not None
+                      and time.monotonic() - self._last_tx >= self.heartbeat_s):
+                    n = payloads.pack_heartbeat(self.payload, self.ms(), self.state.dealt, 0)
+                    self._queue(wire.HEARTBEAT, bytes(self.payload[:n]))
 
     def _host_frame(self, result: str) -> None:
         rx = self.rx

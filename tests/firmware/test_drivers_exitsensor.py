@@ -252,3 +252,88 @@ print(s.exits > 0, s.lost)
 """
     )
     assert out == ["True 0"]
+
+
+# -- interrupts off while the flash is written (rp2: every erase and program) -----------
+# The model: FakePin.irqs_off() latches edges in the pin's IRQ flags, irqs_on() delivers
+# them as one IRQ, as the rp2 port does once interrupts are back on. A card takes about
+# 50 ms to pass; a 4 KB sector erase takes tens of ms.
+
+def test_a_card_that_passes_while_interrupts_are_off_is_counted(run) -> None:  # type: ignore[no-untyped-def]
+    out = run(
+        """
+import time
+pin = FakePin(1)
+s = ExitSensor(pin, debounce_ms=3)
+s.flash = True                 # the board: a flash erase is running
+FakePin.irqs_off()
+pin.drive(0); time.sleep_ms(25); pin.drive(1); time.sleep_ms(25)   # 50 ms, one whole card
+print(s.fired)                 # nothing handled yet: interrupts are off
+FakePin.irqs_on()              # one IRQ, both flags, the level as it was
+s.flash = False
+print(pin.flags() == pin.IRQ_FALLING | pin.IRQ_RISING, pin.value())
+s.poll(); time.sleep_ms(5); s.poll()
+print(s.exits, s.pending(), s.blocked, s.bounces)
+"""
+    )
+    assert out == ["False", "True 1", "1 1 False 0"]
+
+
+def test_a_card_ending_and_the_next_starting_in_one_flash_write(run) -> None:  # type: ignore[no-untyped-def]
+    # First card's leading edge seen; its trailing edge and the next card's leading edge
+    # both land in one IRQ (level 0 before and after): two cards, the second still in the beam.
+    out = run(
+        """
+import time
+pin = FakePin(1)
+s = ExitSensor(pin, debounce_ms=3)
+pin.drive(0); s.poll(); time.sleep_ms(10); s.poll()
+s.flash = True
+FakePin.irqs_off()
+pin.drive(1); time.sleep_ms(20); pin.drive(0); time.sleep_ms(30)
+FakePin.irqs_on()
+s.flash = False
+s.poll(); time.sleep_ms(5); s.poll()
+print(s.exits, s.blocked)
+pin.drive(1); s.poll(); time.sleep_ms(5); s.poll()
+print(s.exits, s.pending(), s.blocked)
+"""
+    )
+    assert out == ["1 True", "2 2 False"]
+
+
+def test_a_whole_card_and_the_next_leading_edge_in_one_flash_write(run) -> None:  # type: ignore[no-untyped-def]
+    # Three edges in one IRQ (clear -> blocked -> clear -> blocked): one card out, one in.
+    out = run(
+        """
+import time
+pin = FakePin(1)
+s = ExitSensor(pin, debounce_ms=3)
+s.flash = True
+FakePin.irqs_off()
+pin.drive(0); time.sleep_ms(20); pin.drive(1); time.sleep_ms(20); pin.drive(0); time.sleep_ms(10)
+FakePin.irqs_on()
+s.flash = False
+s.poll(); time.sleep_ms(5); s.poll()
+print(s.exits, s.blocked)
+pin.drive(1); s.poll(); time.sleep_ms(5); s.poll()
+print(s.exits, s.blocked)
+"""
+    )
+    assert out == ["1 True", "2 False"]
+
+
+def test_both_edges_in_one_irq_outside_a_flash_write_is_a_glitch(run) -> None:  # type: ignore[no-untyped-def]
+    # With interrupts on, both edges in one IRQ means a pulse shorter than the IRQ latency
+    # (microseconds): debounced away, as before, never a card.
+    out = run(
+        """
+import time
+pin = FakePin(1)
+s = ExitSensor(pin, debounce_ms=3)
+FakePin.irqs_off(); pin.drive(0); pin.drive(1); FakePin.irqs_on()
+s.poll(); time.sleep_ms(5); s.poll()
+print(s.exits, s.blocked)
+"""
+    )
+    assert out == ["0 False"]

@@ -314,6 +314,36 @@ print(seen[1], seen[2], seen[3])
     assert out == ["1 1 1"]
 
 
+def test_a_card_that_passes_during_a_flash_erase_is_counted(run) -> None:  # type: ignore[no-untyped-def]
+    # rp2_flash.c erases with interrupts off: the fake rp2.Flash does the same (pin edges
+    # latch in the IRQ flags, tests/firmware/fakes/pins.py) and moves a card through the
+    # beam in the 50 ms the erase takes. The board's FlashWatch (mounted as start() mounts
+    # it on a Pico) tells the sensor the flash was being written: the card is counted.
+    out = run(
+        """
+import vfs, rp2
+flash = rp2.Flash(8)
+vfs.VfsLfs2.mkfs(flash, progsize=256)
+vfs.mount(vfs.VfsLfs2(flash, progsize=256), '/flash')
+b = pico.Board(stdout=out)
+b.start()
+fw = pico.watch_flash(b._sensor, flash, '/flash')
+beam = machine.pins[15]
+def card():
+    flash.during = None
+    beam.drive(0); time.sleep_ms(25); beam.drive(1); time.sleep_ms(25)
+flash.during = card
+e0 = fw.erases
+with open('/flash/log', 'wb') as f:
+    f.write(b'x' * 600)        # past littlefs's inline size: a data block is erased
+    f.flush()
+print(flash.during is None, fw.erases > e0, fw.programs > 0, b._sensor.flash)
+print(events(b, 40))
+"""
+    )
+    assert out == ["True True True False", "['exit']"]
+
+
 def test_a_host_that_stops_reading_blocks_the_board_once_not_per_frame(run) -> None:  # type: ignore[no-untyped-def]
     """Issue 9, item 8. The USB CDC as rp2 has it (`mphalport.h`, rp2-port-facts): a
     write waits (500 ms there, 30 ms here) for room for its chunk, then gives up having

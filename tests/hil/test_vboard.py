@@ -151,6 +151,23 @@ def test_flash_persists_across_power_cut(board: VirtualBoard, mpremote: MpRemote
     assert mpremote("exec", "print(open('table.txt').read())").strip() == "table 7, shoe 3"
 
 
+def test_the_board_counts_its_flash_erases_and_programs_across_power_cuts(board: VirtualBoard, mpremote: MpRemote) -> None:
+    # A 4 KiB file is one data block: littlefs erases it and programs it through its cache
+    # (4 x progsize 256 = 1 KiB per program, as MicroPython configures it), then commits
+    # the directory: at least 1 erase and 4 programs.
+    board.power_on()
+    before = board.flash.wear()
+    mpremote("exec", "f = open('blob.bin', 'wb'); f.write(bytes(4096)); f.close()")
+    board.power_cut()
+    after = board.flash.wear()
+    assert after.erases >= before.erases + 1 and after.programs >= before.programs + 4, (before, after)
+    board.power_on()  # the counts carry on from the image's, not from zero
+    mpremote("exec", "import os; os.remove('blob.bin')")
+    board.power_cut()
+    again = board.flash.wear()
+    assert again.programs > after.programs and again.erases >= after.erases, (after, again)
+
+
 # main.py that keeps the flash busy: write-temp-then-rename of a state record, an
 # append-only log and a churn of files being created and removed.
 CHURN_MAIN = """\

@@ -42,12 +42,38 @@ class FileBlockDevice:
     program that completed before the power went.
     """
 
-    def __init__(self, path, block_size):
+    def __init__(self, path, block_size, wear=None):
         self._f = open(path, "r+b")
         self._bs = block_size
         self._f.seek(0, 2)
         self._count = self._f.tell() // block_size
         self._erased = bytes([_BLOCK_ERASED]) * block_size
+        # Erases and programs since the image was made, in `wear` (`<image>.wear`, two u64
+        # LE), kept across power cuts: the bench reads them (FlashImage.wear). Opened here,
+        # while the host filesystem is still mounted.
+        self._w = None
+        self._wb = bytearray(16)
+        if wear is not None:
+            try:
+                self._w = open(wear, "r+b")
+                self._w.readinto(self._wb)
+            except OSError:
+                self._w = open(wear, "w+b")
+                self._w.write(self._wb)
+
+    def _count_op(self, erase):
+        w = self._w
+        if w is None:
+            return
+        b = self._wb
+        i = 0 if erase else 8
+        while True:  # a little-endian u64 counter incremented in place: no allocation
+            b[i] = (b[i] + 1) & 0xFF
+            if b[i] or i in (7, 15):
+                break
+            i += 1
+        w.seek(0)
+        w.write(b)
 
     def readblocks(self, block, buf, offset=0):
         self._f.seek(block * self._bs + offset)
@@ -59,6 +85,8 @@ class FileBlockDevice:
         # offset None is the simple protocol (erase then program a whole block).
         if offset is None:
             offset = 0
+            self._count_op(True)
+        self._count_op(False)
         self._f.seek(block * self._bs + offset)
         self._f.write(buf)
 
@@ -68,6 +96,7 @@ class FileBlockDevice:
         if op == 5:  # block size
             return self._bs
         if op == 6:  # erase
+            self._count_op(True)
             self._f.seek(arg * self._bs)
             self._f.write(self._erased)
             return 0
@@ -146,8 +175,8 @@ def _rom(env):
     return True
 
 
-def _lfs(image, block_size):
-    return vfs.VfsLfs2(FileBlockDevice(image, block_size), progsize=256)
+def _lfs(image, block_size, wear=None):
+    return vfs.VfsLfs2(FileBlockDevice(image, block_size, wear), progsize=256)
 
 
 class _Machine:
@@ -222,7 +251,7 @@ def _boot():
     image = env("VBOARD_IMAGE")
     block_size = int(env("VBOARD_BLOCK_SIZE") or "4096")
     try:
-        fs = _lfs(image, block_size)
+        fs = _lfs(image, block_size, image + ".wear")
     except OSError as exc:
         fs = None
         err = exc

@@ -24,6 +24,8 @@ class BlockDev:
         self.bs = bs
         self.n = blocks
         self.refuse = False  # a flash that refuses every program and erase (EIO)
+        self.erases = 0  # blocks erased, and programs (writeblocks calls), for wear figures
+        self.programs = 0
         self.f = None
         self.blank = None
         if path is None:
@@ -49,10 +51,14 @@ class BlockDev:
 
     def writeblocks(self, block, buf, off=None):
         if self.refuse:
-            raise OSError(5)
+            # EIO as a block device reports it to littlefs (a return code, as rp2.Flash's
+            # C driver would): an exception raised here would unwind through littlefs's
+            # C code and leave its open-file list broken.
+            return -5
         a = block * self.bs + (off or 0)
         if off is None:  # erase implied
-            pass
+            self.erases += 1
+        self.programs += 1
         if self.f is None:
             self.data[a : a + len(buf)] = buf
         else:
@@ -67,6 +73,7 @@ class BlockDev:
         if op == 6:
             if self.refuse:
                 return -5
+            self.erases += 1
             a = arg * self.bs
             if self.f is None:
                 for i in range(a, a + self.bs):

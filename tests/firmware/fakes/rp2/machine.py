@@ -58,7 +58,17 @@ class Pin(FakePin):
         pins[id] = self
 
     def irq(self, handler=None, trigger=0, hard=False):
-        super().irq(handler, trigger, hard)
+        return super().irq(handler, trigger, hard)
+
+
+def disable_irq():
+    """Interrupts off, as rp2_flash.c does around an erase or program: pin edges latch."""
+    Pin.irqs_off()
+    return 1
+
+
+def enable_irq(state=1):
+    Pin.irqs_on()
 
 
 class SPI(FakeSPI):
