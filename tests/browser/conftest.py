@@ -44,7 +44,7 @@ def browser() -> Iterator[Any]:
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1000", "--enable-precise-memory-info", "--no-first-run",
+                "--window-size=1400,1250", "--enable-precise-memory-info", "--no-first-run",
                 "--disable-extensions", "--disable-background-networking", "--js-flags=--expose-gc"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)

@@ -174,7 +174,8 @@ const KNOWN_TYPES = [
   "round_voided", "round_opened", "wager_accepted", "bets_closed", "decision_recorded", "exposure_recorded",
   "round_settled", "settlement", "count_checked", "link_up", "link_lost", "shoe_hello", "shoe_loaded",
   "daemon_started", "table_setup", "shoe_verified", "shoe_challenged", "jackpot_pool", "overflow",
-  "maintenance_requested", "command_reply", "window_adopted", "silent_shoe", "shoe_silent", "alarm",
+  "maintenance_requested", "command_reply", "window_adopted", "silent_shoe", "shoe_silent", "shoe_silent_cleared", "shoe_version_mismatch", "alarm",
+  "port_unavailable", "shoe_deck_status", "consistency",
 ];
 
 function onEvent(ev) {
@@ -237,10 +238,8 @@ function drawStatus(s) {
   $("game").textContent = `${s.game}, ${s.seats} seats`;
   $("link").textContent = s.link_up ? `up (${s.port})` : `DOWN (${s.port})`;
   $("link").className = s.link_up ? "" : "bad";
-  const alarms = [];
-  for (const [k, v] of Object.entries(s)) {
-    if (/silent|alarm/i.test(k) && v) alarms.push(`${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`);
-  }
+  // The daemon's alarms (a silent shoe, the port), each with its message.
+  const alarms = (Array.isArray(s.alarms) ? s.alarms : []).map((a) => a.message || a.type || JSON.stringify(a));
   if (s.journal_failed) alarms.push(`journal failed: ${s.journal_failed}`);
   for (const [shoe, v] of Object.entries(s.version_mismatch || {})) alarms.push(`shoe ${shoe}: ${v.message}`);
   $("alarms").textContent = alarms.length ? alarms.join("; ") : "none";
@@ -248,10 +247,16 @@ function drawStatus(s) {
   const shoe = s.shoe === null || s.shoe === undefined ? null : (s.shoes || {})[String(s.shoe)];
   $("dealt").textContent = shoe ? `${Math.max(0, shoe.next_index - 1)} (shoe no. ${shoe.shoe_no}, deck ${shoe.deck_id})` : "-";
   const f = state.shoeFlags;
+  const faults = shoe && Array.isArray(shoe.faults) ? shoe.faults : null;
   $("integrity").textContent = f.integrity === null ? "-" : (f.integrity ? `0x${f.integrity.toString(16)} (set)` : "ok");
   $("integrity").className = f.integrity ? "bad" : "";
-  $("faults").textContent = f.faults === null ? "-" : (f.faults ? `0x${f.faults.toString(16)}` : "none");
-  $("faults").className = f.faults ? "bad" : "";
+  if (faults !== null) {
+    $("faults").textContent = faults.length ? faults.join(", ") : "none";
+    $("faults").className = faults.length ? "bad" : "";
+  } else {
+    $("faults").textContent = f.faults === null ? "-" : (f.faults ? `0x${f.faults.toString(16)}` : "none");
+    $("faults").className = f.faults ? "bad" : "";
+  }
 }
 
 function placeLabel(p) {
