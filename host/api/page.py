@@ -6,7 +6,7 @@
   SameSite=Strict, expiring); the answer carries the roles and the CSRF token the page sends
   with its writes. ``GET /session`` tells the page whether it is signed in; ``DELETE``
   signs out. The token travels in the body only, never in a URL, and is never logged.
-- ``GET /docs``: Swagger UI from the installed ``swagger-ui-bundle`` package (FastAPI's
+- ``GET /docs``: Swagger UI from the installed ``fastapi-offline`` package's files (FastAPI's
   default loads it from a public CDN, which a table network cannot reach).
 """
 
@@ -36,9 +36,11 @@ class SessionIn(BaseModel):
 
 
 def _swagger_dir() -> Path:
-    import swagger_ui_bundle
+    # Only the files of the installed fastapi-offline package (Swagger UI 5, which reads
+    # OpenAPI 3.1; swagger-ui-bundle's 4.x cannot): its app wrapper is not used.
+    import fastapi_offline
 
-    return Path(str(swagger_ui_bundle.swagger_ui_path))
+    return Path(fastapi_offline.__file__).resolve().parent / "static"
 
 
 def mount_page(app: FastAPI, guard: Guard) -> None:
@@ -61,7 +63,9 @@ def mount_page(app: FastAPI, guard: Guard) -> None:
         return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} - docs",
                                    swagger_js_url="/static/swagger/swagger-ui-bundle.js",
                                    swagger_css_url="/static/swagger/swagger-ui.css",
-                                   swagger_favicon_url="/static/swagger/favicon-32x32.png")
+                                   swagger_favicon_url="data:,",
+                                   # Swagger UI would ask validator.swagger.io to check the spec.
+                                   swagger_ui_parameters={"validatorUrl": None})
 
     @app.post("/session", tags=["session"])
     def sign_in(request: Request, body: SessionIn) -> Response:

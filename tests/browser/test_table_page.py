@@ -267,6 +267,11 @@ def test_roles_and_sessions_refused_and_journaled(served: Any, browser: Any) -> 
     assert len(refusals) >= 3 and all(r["via"] == "cookie" for r in refusals[-3:])
     journal_text = table.config.journal.read_bytes()
     assert SUPERVISOR.encode() not in journal_text
+    # /docs renders from the daemon's own copy of Swagger UI: nothing from the internet.
+    browser.get(s.url + "/docs")
+    wait_for(lambda: "cardshoe table API" in text_of(browser, ".swagger-ui .info"), WAIT, "Swagger UI to render")
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded and all(u.startswith(s.url) for u in loaded), loaded
 
 
 @pytest.mark.parametrize("cards", [pytest.param(90, id="90-cards"),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,7 @@ def test_docs_and_page_load_nothing_from_the_internet(make_table) -> None:  # ty
     client = table.client
     docs = client.get("/docs").text
     assert "cdn" not in docs.lower() and "/static/swagger/swagger-ui-bundle.js" in docs
+    assert re.findall(r"https?://", docs) == [] and '"validatorUrl": null' in docs
     assert client.get("/static/swagger/swagger-ui-bundle.js").status_code == 200
     page = client.get("/table")
     assert "default-src 'none'" in page.headers["content-security-policy"]
