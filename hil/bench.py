@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from cardshoe.hil.provision import flash_command_available, provision_offline
 from cardshoe.hil.relay import FaultRelay, LineFaults
-from cardshoe.hil.table import BenchTimeout, TableClient, wait_for
+from cardshoe.hil.table import BenchTimeout, Event, TableClient, wait_for
 from cardshoe.hil.vboard import VirtualBoard
 from cardshoe.hil.vboard.errors import VirtualBoardError
 from cardshoe.protocol import make_barcode
@@ -44,6 +44,9 @@ DEFAULT_SERIAL = 0x00C5_0E01
 DEFAULT_DECK = 0x00C0_FFEE
 #: Another deck's id: its cards are foreign to the shoe (SPEC 6, rule 5.1).
 FOREIGN_DECK = 0x0BAD_DECC
+
+#: The dealer keys' codes in a KEY message (protocol/SPEC.md, KEY).
+KEY_CODES = {"new_round": 1, "deal_complete": 2, "exposure": 3, "end_shoe": 4}
 
 _BOOT_TIMEOUT = 30.0
 _CARD_TIMEOUT = 60.0
@@ -114,6 +117,7 @@ class Bench:
         link_timing: tuple[int, int, int] = (1000, 60, 480),
         real_port: str | None = None,
         keys_dir: Path | None = None,
+        extra_config: str = "",
     ) -> None:
         self.workdir = Path(workdir).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -127,6 +131,7 @@ class Bench:
         self.token = secrets.token_urlsafe(24)
         self.api_port = free_port()
         self.link_timing = link_timing
+        self.extra_config = extra_config  # more of the table's TOML (e.g. the soak's [limits])
         self._board: VirtualBoard | None = None if real_port else VirtualBoard(self.workdir / "board")
         self.real_port = real_port
         self.relay: FaultRelay | None = None
@@ -138,6 +143,8 @@ class Bench:
         self.shoe_no: int | None = None
         self.boot: int | None = None
         self.flashed_with = ""
+        self._last_key_ms: dict[int | None, int] = {}  # boot -> shoe time of the last key press seen
+        self.pushed = 0  # cards the bench has pushed out of the current shoe (its own count)
 
     # --- set-up --------------------------------------------------------------------------
 
@@ -236,7 +243,7 @@ class Bench:
         heartbeat, resend, resend_max = self.link_timing
         path = self.workdir / "table.toml"
         path.write_text(f"[link]\nheartbeat_ms = {heartbeat}\nresend_ms = {resend}\nresend_max_ms = {resend_max}\n"
-                        f"\n[jackpot]\nreset = {JACKPOT_RESET}\n", encoding="utf-8")
+                        f"\n[jackpot]\nreset = {JACKPOT_RESET}\n\n{self.extra_config}", encoding="utf-8")
         return path
 
     def _env(self, **extra: str) -> dict[str, str]:
@@ -253,6 +260,7 @@ class Bench:
         wait_for(lambda: self._shoe_state().get("shoe_no") == shoe_no, _CARD_TIMEOUT,
                  f"the shoe to load shoe {shoe_no}")
         self.shoe_no = shoe_no
+        self.pushed = 0
         return shoe_no
 
     def _shoe_state(self) -> dict[str, Any]:
@@ -278,7 +286,8 @@ class Bench:
         overrides what the reader sees before the exit (e.g. a misread then the good read,
         or another deck's barcode).
         """
-        index = self.next_index()
+        self.pushed += 1
+        index = self.pushed  # the bench's own count of this shoe's cards, not the daemon's
         sim = self.board.sim
         for text in (reads if reads is not None else ([] if card is None else [self.barcode(card)])):
             sim.present_barcode(text)
@@ -293,10 +302,23 @@ class Bench:
         wait_for(lambda: self.next_index() > index, timeout, f"the daemon to journal shoe card {index}")
 
     def key(self, name: str) -> int:
-        """A dealer key on the shoe; returns the event id the daemon gave the key."""
+        """A dealer key on the shoe; returns the event id the daemon gave the key.
+
+        The event waited for is this key's (its SPEC code) and, when this boot of the shoe has
+        been pressed before, one with a shoe time later than the last press seen: an event id
+        taken just before the press may be stale (the follower thread can lag under load),
+        and must not let an earlier press of the same key end the wait."""
+        code = KEY_CODES[name]
         after = self.client.last_event_id
+        since = self._last_key_ms.get(self.boot)
         self.board.sim.key(name)
-        ev = self.client.wait_event(lambda e: e.type == "shoe_key", after, _CARD_TIMEOUT, f"the shoe key {name}")
+
+        def this_press(e: Event) -> bool:
+            return (e.type == "shoe_key" and int(e.data.get("key", -1)) == code
+                    and (since is None or int(e.data.get("shoe_ms", -1)) > since))
+
+        ev = self.client.wait_event(this_press, after, _CARD_TIMEOUT, f"the shoe key {name}")
+        self._last_key_ms[self.boot] = int(ev.data.get("shoe_ms", 0))
         return ev.id
 
     # --- faults --------------------------------------------------------------------------
@@ -315,10 +337,17 @@ class Bench:
         return self.wait_reconciled(after)
 
     def wait_reconciled(self, after: int) -> int:
-        """After a shoe boot: wait for its HELLO (an event after `after`) and for the daemon
-        to hold every card the HELLO reports; returns that count."""
-        hello = self.client.wait_event(lambda e: e.type == "shoe_hello", after, _BOOT_TIMEOUT,
-                                       "the shoe's HELLO after its boot")
+        """After a shoe boot: wait for its HELLO (an event after `after`, of the boot the board
+        itself reported on the sim channel) and for the daemon to hold every card the HELLO
+        reports; returns that count.
+
+        Matching the boot number, not just "a HELLO after `after`": under load the event
+        follower may not yet have seen every earlier event when `after` is taken, and an
+        earlier boot's HELLO would then end the wait too soon."""
+        boot = self.boot
+        hello = self.client.wait_event(
+            lambda e: e.type == "shoe_hello" and (boot is None or int(e.data.get("boot", -1)) == boot),
+            after, _BOOT_TIMEOUT, f"the shoe's HELLO of boot {boot} after its power-on")
         dealt = int(hello.data.get("dealt", 0))
         if int(hello.data.get("shoe_no", 0)) == (self.shoe_no or 0):
             wait_for(lambda: self.next_index() > dealt, _CARD_TIMEOUT,
@@ -371,6 +400,12 @@ class Bench:
         board = ""
         if self._board is not None:
             board = f"; board powered={self._board.powered} plugged={self._board.plugged} boots={self._board.boots}"
+            # The firmware's own last words (a traceback, a soft reboot) say why a shoe went quiet;
+            # frames are binary, so only the printable tail is shown.
+            tail = bytes(b for b in self._board.transcript()[-4096:] if 32 <= b < 127 or b == 10)
+            text = tail.decode("ascii").strip()[-400:]
+            if text:
+                board += f"; board's last output {text!r}"
         return (f"daemon shoes={status.get('shoes')} link={status.get('link')} link_up={status.get('link_up')}; "
                 f"last events {events}{board}; daemon log {self.workdir / 'daemon.log'}")
 

@@ -2,7 +2,8 @@
 
     cardshoe demo [--workdir var/demo] [--seed N] [--game GAME]
 
-It wipes and creates the work directory, starts a virtual board (the real firmware on
+It creates the work directory (or empties one the bench made before; any other
+existing folder is refused), starts a virtual board (the real firmware on
 the MicroPython unix port behind a pseudo-terminal), deploys the firmware with
 `cardshoe flash`, starts the daemon (`cardshoe run`) against the board's serial device
 with its journal in the work directory, opens a round through the daemon's API with a
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Any
 from cardshoe.cards import card_text
 from cardshoe.hil.bench import Bench, BenchError, TableSpec
 from cardshoe.hil.table import ApiError, BenchTimeout
+from cardshoe.hil.workdir import WorkdirRefused, fresh_workdir
 from cardshoe.poker import evaluate3
 from cardshoe.settlement import parse_round, settle
 
@@ -42,7 +43,8 @@ _WAGERS: dict[str, dict[int, dict[str, int]]] = {
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cardshoe demo", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--workdir", type=Path, default=Path("var/demo"), help="work directory (wiped first)")
+    p.add_argument("--workdir", type=Path, default=Path("var/demo"), help="work directory: created and marked by the bench, emptied on the next run; "
+                   "an existing folder the bench did not create is refused")
     p.add_argument("--seed", type=int, default=None, help="shuffle of the shoe (default: random)")
     p.add_argument("--game", choices=sorted(_WAGERS), default="three-card-poker")
     return p
@@ -60,9 +62,11 @@ def main(argv: list[str]) -> int:
     """Run the demo; 0 when the round was dealt, settled and cross-checked."""
     args = _parser().parse_args(argv)
     workdir: Path = args.workdir
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    workdir.mkdir(parents=True)
+    try:
+        fresh_workdir(workdir, command="cardshoe demo")
+    except WorkdirRefused as exc:
+        print(exc, file=sys.stderr)
+        return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
     started = time.monotonic()
     bench = Bench(workdir, TableSpec(args.game, seats=7, name="demo"), seed=seed)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from cardshoe.cards import card_text
-from cardshoe.hil.bench import DEFAULT_DECK, FOREIGN_DECK, Bench, BenchError, TableSpec
+from cardshoe.hil.bench import DEFAULT_DECK, FOREIGN_DECK, KEY_CODES, Bench, BenchError, TableSpec
 from cardshoe.hil.runner import ScenarioResult, run_scenario
 from cardshoe.hil.scenario import Scenario
 
@@ -64,7 +64,8 @@ class RealBench(Bench):
 
     def deal(self, card: int | None, *, reads: list[str] | None = None, wait: bool = True) -> int:
         """Ask the person to deal `card`, wait until the daemon has it (the runner checks what was read)."""
-        index = self.next_index()
+        self.pushed += 1
+        index = self.pushed  # the bench's own count of this shoe's cards
         if card is None:
             what = "any card with its barcode covered (an unread card)"
         elif reads and reads[0] == self.barcode(card, FOREIGN_DECK):
@@ -81,7 +82,9 @@ class RealBench(Bench):
         """Ask the person to press a dealer key on the shoe; wait for the daemon to get it."""
         after = self.client.last_event_id
         self.prompt(_ASK.get(name, f"press the shoe's {name} key") + ", then press Enter ")
-        return self.client.wait_event(lambda e: e.type == "shoe_key", after, 120.0, f"the shoe key {name}").id
+        code = KEY_CODES[name]
+        return self.client.wait_event(lambda e: e.type == "shoe_key" and int(e.data.get("key", -1)) == code,
+                                      after, 120.0, f"the shoe key {name}").id
 
     def power_cut(self, *, then_on: bool = True) -> int | None:
         """Ask the person to cut the shoe's power and restore it."""

@@ -11,13 +11,13 @@ scenario; `--junit` writes a JUnit XML report; the exit status is 1 when any fai
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from cardshoe.hil.runner import ScenarioResult, flash_image, run_scenario
+from cardshoe.hil.workdir import WorkdirRefused, fresh_workdir
 from cardshoe.hil.scenario import Scenario, ScenarioError, load_scenario, shipped_scenarios
 
 
@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="scenario files or shipped names (default: all)")
     p.add_argument("--junit", type=Path, help="write a JUnit XML report here")
     p.add_argument("--port", help="run on a real board on this serial port (a person deals)")
-    p.add_argument("--workdir", type=Path, default=Path("var/hil"), help="work directory (wiped first)")
+    p.add_argument("--workdir", type=Path, default=Path("var/hil"), help="work directory: created and marked by the bench, emptied on the next run; "
+                   "an existing folder the bench did not create is refused")
     p.add_argument("--deck-id", type=lambda s: int(s, 0), default=None,
                    help="real board: the deck id printed on the cards (e.g. 0x00C0FFEE)")
     p.add_argument("--serial", type=int, default=None,
@@ -60,9 +61,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"cardshoe hil run: {exc}", file=sys.stderr)
         return 2
     workdir: Path = args.workdir
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    workdir.mkdir(parents=True)
+    try:
+        fresh_workdir(workdir, command="cardshoe hil run")
+    except WorkdirRefused as exc:
+        print(exc, file=sys.stderr)
+        return 2
     log = (lambda m: print(m, flush=True)) if args.verbose else (lambda _m: None)
     started = time.monotonic()
     results: list[ScenarioResult] = []
@@ -75,8 +78,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"flashing the virtual board once for {len(scenarios)} scenarios ...", flush=True)
         image = flash_image(workdir / "_image", log)
         print(f"  firmware deployed with {image.flashed_with}", flush=True)
+        folders = scenario_folders(scenarios)
         for i, scenario in enumerate(scenarios, 1):
-            result = run_scenario(scenario, workdir / scenario.name, log, image=image)
+            result = run_scenario(scenario, workdir / folders[i - 1], log, image=image)
             results.append(result)
             _progress(result, i, len(scenarios))
     failed = [r for r in results if not r.passed]
@@ -86,6 +90,21 @@ def run(args: argparse.Namespace) -> int:
         write_junit(args.junit, results, scenarios)
         print(f"JUnit report: {args.junit}")
     return 1 if failed else 0
+
+
+def scenario_folders(scenarios: list[Scenario]) -> list[str]:
+    """A work folder name per scenario, distinct even when two files share a `name`
+    (the second `tcp-jam` runs in `tcp-jam-2`, so neither's journal or log is overwritten)."""
+    used: set[str] = set()
+    out = []
+    for s in scenarios:
+        folder, n = s.name, 1
+        while folder in used or folder == "_image":
+            n += 1
+            folder = f"{s.name}-{n}"
+        used.add(folder)
+        out.append(folder)
+    return out
 
 
 def _progress(r: ScenarioResult, i: int, n: int) -> None:

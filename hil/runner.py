@@ -20,9 +20,10 @@ from typing import Any, Callable
 
 from cardshoe.cards import card_text
 from cardshoe.hil.bench import FOREIGN_DECK, Bench, TableSpec
+from cardshoe.hil.ledger import Dealt, LedgerError, RoundLedger, compare
 from cardshoe.hil.relay import LineFaults
 from cardshoe.hil.scenario import FlagExpect, RefusalExpect, RoundSpec, Scenario, Step
-from cardshoe.hil.table import ApiError
+from cardshoe.hil.table import ApiError, BenchTimeout, Event
 from cardshoe.protocol import check_character
 from cardshoe.settlement import parse_round, settle
 
@@ -58,6 +59,9 @@ class RoundOutcome:
     refused: list[Refused] = field(default_factory=list)
     # What the bench could not do as the scenario asked (not the daemon's refusals).
     bench_problems: list[str] = field(default_factory=list)
+    # Cards dealt after the settlement (`after_settle`), and the round as the API shows it then.
+    after_settle: dict[int, tuple[str, int | None]] = field(default_factory=dict)
+    snapshot_later: dict[str, Any] | None = None
 
 
 def misread_text(bench: Bench, card: int) -> str:
@@ -121,6 +125,9 @@ def _bench_step(bench: Bench, kind: str, log: Log) -> None:
 def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
     """Play one round through the daemon (see the module docstring)."""
     api = bench.client
+    if spec.new_shoe:
+        # A new shoe between rounds: another deck id, loaded through the API (NEW_SHOE).
+        bench.load_shoe(bench.deck_id + 1)
     rid = str(api.request("POST", "/rounds")["round_id"])
     out = RoundOutcome(round_id=rid)
     for seat, wagers in sorted(spec.wagers.items()):
@@ -169,6 +176,22 @@ def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
     if spec.settle:
         exported = api.export(rid)
         out.offline = settle(parse_round(exported)).to_json()
+    if spec.after_settle:
+        # Cards dealt after the settlement belong to no settled round: the round must not
+        # change, and each is referred to the shift manager (6.1) as outside any round.
+        after = api.last_event_id
+        for step in spec.after_settle:
+            do_step(bench, step, out.after_settle, log)
+        for index in sorted(out.after_settle):
+            def flagged(e: Event, i: int = index) -> bool:
+                return e.type == "card_outside_round" and e.data.get("index") == i
+
+            try:
+                api.wait_event(flagged, after, 30.0, f"shoe card {index} flagged as outside any round")
+            except BenchTimeout:
+                out.bench_problems.append(f"shoe card {index}, dealt after the settlement, was not flagged as "
+                                          f"outside any round (6.1)")
+        out.snapshot_later = api.round(rid)
     return out
 
 
@@ -220,8 +243,12 @@ def _refused(exc: ApiError) -> Refused:
     return Refused(request=request, status=exc.status, rule=rule, error=error)
 
 
-def check_round(spec: RoundSpec, out: RoundOutcome) -> list[str]:
-    """Every way the round differs from the invariants and the scenario's expectations."""
+def check_round(spec: RoundSpec, out: RoundOutcome, table: TableSpec | None = None) -> list[str]:
+    """Every way the round differs from the invariants and the scenario's expectations.
+
+    With `table`, a regular round (nothing but cards of the deck dealt, no flag or void
+    expected) is also checked against the bench's own dealing model (`cardshoe.hil.ledger`):
+    every card where the rules put it."""
     problems: list[str] = list(out.bench_problems)
     snap = out.snapshot
     cards = {int(k): v for k, v in snap.get("cards", {}).items()}
@@ -251,6 +278,24 @@ def check_round(spec: RoundSpec, out: RoundOutcome) -> list[str]:
             got_cards = tuple(hands.get(label, ()))
             if got_cards != want_cards:
                 problems.append(f"hand {label}: expected {_cards(want_cards)}, the daemon has {_cards(got_cards)}")
+        # The expectation covers every position: one it does not list must be empty (the
+        # discard holder is covered by `burns` / `security` when those are given).
+        for label, got in sorted(hands.items()):
+            covered = label == "discard" and (exp.burns is not None or exp.security is not None)
+            if label not in exp.hands and got and not covered:
+                problems.append(f"hand {label}: not in the expectation, so it must be empty; the daemon has "
+                                f"{_cards(got)}")
+    if table is not None:
+        problems += _check_dealing_model(spec, out, table)
+    if out.snapshot_later is not None:
+        before = {k: snap.get(k) for k in ("cards", "placements", "hands", "void", "void_seats", "status")}
+        after = {k: out.snapshot_later.get(k) for k in before}
+        if before != after:
+            changed = sorted(k for k in before if before[k] != after[k])
+            problems.append(f"cards dealt after the settlement changed the settled round ({', '.join(changed)})")
+        late = sorted(set(out.after_settle) & {int(k) for k in (out.snapshot_later.get("cards") or {})})
+        if late:
+            problems.append(f"shoe indices {late}, dealt after the settlement, are in the settled round")
     if exp.burns is not None and tuple(snap.get("burns", ())) != exp.burns:
         problems.append(f"burns: expected {_cards(exp.burns)}, got {_cards(snap.get('burns', ()))}")
     if exp.security is not None and tuple(snap.get("security", ())) != exp.security:
@@ -296,6 +341,27 @@ def check_round(spec: RoundSpec, out: RoundOutcome) -> list[str]:
     if exp.refusals is not None:
         problems += _check_refusals(exp.refusals, out.refused)
     return problems
+
+
+def _check_dealing_model(spec: RoundSpec, out: RoundOutcome, table: TableSpec) -> list[str]:
+    """A regular round's cards against the bench's own model of the dealing order (the rules)."""
+    regular = (spec.expect.void is False and spec.expect.flags == () and not spec.counts and spec.confirm is None
+               and all(st.kind in ("card", "misread", "double") or st.kind in ("power_cut", "unplug", "restart",
+                                                                               "garbage", "deal_complete")
+                       for st in spec.deal + spec.after_decisions))
+    if not regular:
+        return []
+    method = table.method if table.dealing == "automated" else None
+    try:
+        ledger = RoundLedger(out.round_id, table.game, table.dealing, method, dict(spec.wagers))
+        deal_slots, after_slots = ledger.slots()
+    except LedgerError as exc:
+        return [f"the bench's dealing model: {exc}"]
+    before = [code for _kind, code in (out.dealt[i] for i in sorted(out.dealt))][:len(deal_slots) + len(after_slots)]
+    ledger.cards = [Dealt(order=n + 1, code=c) for n, c in enumerate(before[:len(deal_slots)])]
+    ledger.after = [Dealt(order=len(deal_slots) + n + 1, code=c) for n, c in enumerate(before[len(deal_slots):])]
+    # Lost, invented and wrongly read cards are reported above by shoe index; here, the places.
+    return [f"{f.kind}: {f.detail}" for f in compare(ledger, out.snapshot) if f.kind == "misplaced"]
 
 
 def _check_refusals(want: tuple[RefusalExpect, ...], got: list[Refused]) -> list[str]:
@@ -408,7 +474,8 @@ def run_scenario(scenario: Scenario, workdir: Path, log: Log, *, bench: Bench | 
         for i, spec in enumerate(scenario.rounds):
             out = play_round(bench, spec, log)
             outcomes.append(out)
-            problems += [f"round {i + 1} ({out.round_id}): {p}" for p in check_round(spec, out)]
+            table = TableSpec(scenario.game, scenario.seats, scenario.dealing, scenario.method)
+            problems += [f"round {i + 1} ({out.round_id}): {p}" for p in check_round(spec, out, table)]
     except Exception as exc:  # noqa: BLE001 - a scenario that cannot run is a failed scenario, with why
         error = f"{type(exc).__name__}: {exc}"
         if bench is not None:

@@ -86,6 +86,43 @@ class ScenarioError(ValueError):
     """A scenario file is not valid; the message names the file and the field."""
 
 
+# Every key a scenario file may hold, table by table: anything else is an error naming the key
+# (a typo such as `[round.expected]` must not pass silently).
+TOP_KEYS = ("name", "about", "game", "dealing", "method", "seats", "seed", "line", "round")
+LINE_KEYS = ("corrupt", "drop_bytes", "drop_frames", "directions")
+ROUND_KEYS = ("new_shoe", "wagers", "progressive", "late_wagers", "deal", "deal_complete", "exposures", "counts",
+              "absent", "decisions", "after_decisions", "confirm", "candidate", "jackpot_pool", "settle",
+              "after_settle", "expect")
+EXPECT_KEYS = ("hands", "burns", "security", "void", "void_seats", "flags", "net", "outcomes", "refusals")
+FLAG_KEYS = ("kind", "rules", "decision", "fault")
+FLAG_KINDS = ("card_not_due", "too_few_cards", "exposures_during_deal", "exposure", "deck", "not_covered")
+PROGRESSIVE_KEYS = ("magic_card", "lucky_seat")
+#: Position labels as the daemon names hands (docs/api.md): `seat 1` .. `seat 7`, and the areas.
+AREAS = ("dealer", "community", "discard")
+OUTCOMES = ("win", "lose", "push", "void", "returned")  # the settlement format's outcomes (docs/round-format.md)
+
+
+def _only(raw: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    """ScenarioError naming the first key of `raw` not in `allowed`."""
+    for key in raw:
+        if key not in allowed:
+            at = f"{where}." if where else ""
+            raise ScenarioError(f"{at}{key}: unknown key (expected one of {', '.join(allowed)})")
+
+
+def check_position(label: Any, where: str) -> str:
+    """A position label exactly as the daemon writes it: `seat N` (1..7), `dealer`,
+    `community` or `discard`; ScenarioError otherwise (`Seat 1`, `seat1`, `Dealer` are refused)."""
+    if isinstance(label, str):
+        if label in AREAS:
+            return label
+        head, _, num = label.partition(" ")
+        if head == "seat" and num.isdigit() and str(int(num)) == num and 1 <= int(num) <= 7:
+            return label
+    raise ScenarioError(f"{where}: {label!r} is not a position; expected \"seat 1\" .. \"seat 7\", "
+                        + ", ".join(f'"{a}"' for a in AREAS))
+
+
 @dataclass(frozen=True)
 class Step:
     """One deal entry: a card leaving the shoe (`kind` in CARD_KINDS) or a bench step."""
@@ -158,6 +195,8 @@ class RoundSpec:
     jackpot_pool: int | None = None
     settle: bool = True
     expect: Expect = field(default_factory=Expect)
+    new_shoe: bool = False  # load a new shoe (a new deck id) before this round
+    after_settle: tuple[Step, ...] = ()  # deal entries after the settlement
 
 
 @dataclass(frozen=True)
@@ -190,7 +229,10 @@ def load_scenario(path: Path) -> Scenario:
 
 def parse_scenario(data: dict[str, Any], *, path: Path | None = None) -> Scenario:
     """A Scenario from the TOML's data; raises ScenarioError naming the field."""
+    _only(data, TOP_KEYS, "")
     name = _str(data, "name")
+    if not all(c.isalnum() or c in "-_." for c in name) or name.startswith("."):
+        raise ScenarioError(f"name: {name!r}; letters, digits, '-', '_' and '.' only (it names a work folder)")
     game = _str(data, "game")
     if game not in GAMES:
         raise ScenarioError(f"game: {game!r} is not one of {', '.join(GAMES)}")
@@ -209,6 +251,9 @@ def parse_scenario(data: dict[str, Any], *, path: Path | None = None) -> Scenari
     line = None
     if "line" in data:
         raw = data["line"]
+        if not isinstance(raw, dict):
+            raise ScenarioError("line: expected a table")
+        _only(raw, LINE_KEYS, "line")
         try:
             line = LineFaults(corrupt=float(raw.get("corrupt", 0.0)), drop_bytes=float(raw.get("drop_bytes", 0.0)),
                               drop_frames=float(raw.get("drop_frames", 0.0)),
@@ -245,6 +290,7 @@ def parse_step(text: str, where: str = "deal") -> Step:
 def _round(raw: Any, where: str) -> RoundSpec:
     if not isinstance(raw, dict):
         raise ScenarioError(f"{where}: expected a table")
+    _only(raw, ROUND_KEYS, where)
     wagers: dict[int, dict[str, int]] = {}
     for seat, ws in dict(raw.get("wagers", {})).items():
         s = _seat(seat, f"{where}.wagers")
@@ -254,8 +300,14 @@ def _round(raw: Any, where: str) -> RoundSpec:
             if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
                 raise ScenarioError(f"{where}.wagers.{seat}.{wager}: {amount!r} is not an amount in minor units")
         wagers[s] = dict(ws)
-    deal = tuple(parse_step(t, f"{where}.deal[{i}]") for i, t in enumerate(raw.get("deal", [])))
-    after = tuple(parse_step(t, f"{where}.after_decisions[{i}]") for i, t in enumerate(raw.get("after_decisions", [])))
+    deal = tuple(parse_step(t, f"{where}.deal[{i}]") for i, t in enumerate(_list(raw, "deal", where)))
+    after = tuple(parse_step(t, f"{where}.after_decisions[{i}]")
+                  for i, t in enumerate(_list(raw, "after_decisions", where)))
+    after_settle = tuple(parse_step(t, f"{where}.after_settle[{i}]")
+                         for i, t in enumerate(_list(raw, "after_settle", where)))
+    new_shoe = raw.get("new_shoe", False)
+    if not isinstance(new_shoe, bool):
+        raise ScenarioError(f"{where}.new_shoe: expected true or false")
     decisions = []
     for i, d in enumerate(raw.get("decisions", [])):
         if not (isinstance(d, list) and len(d) == 2 and isinstance(d[1], str)):
@@ -263,14 +315,15 @@ def _round(raw: Any, where: str) -> RoundSpec:
         decisions.append((_seat(d[0], f"{where}.decisions[{i}]"), d[1]))
     exposures = []
     for i, e in enumerate(raw.get("exposures", [])):
-        if not isinstance(e, dict) or not isinstance(e.get("shoe_index"), int):
+        if not isinstance(e, dict) or not isinstance(e.get("shoe_index"), int) or set(e) != {"shoe_index"}:
             raise ScenarioError(f"{where}.exposures[{i}]: expected {{shoe_index = N}}")
         exposures.append(int(e["shoe_index"]))
     counts = []
     for i, c in enumerate(raw.get("counts", [])):
-        if not isinstance(c, dict) or not isinstance(c.get("position"), str) or not isinstance(c.get("count"), int):
+        if not isinstance(c, dict) or not isinstance(c.get("position"), str) or not isinstance(c.get("count"), int) \
+                or set(c) != {"position", "count"}:
             raise ScenarioError(f"{where}.counts[{i}]: expected {{position = \"seat 2\", count = N}}")
-        counts.append((c["position"], int(c["count"])))
+        counts.append((check_position(c["position"], f"{where}.counts[{i}].position"), int(c["count"])))
     confirm = raw.get("confirm")
     if confirm is not None and not isinstance(confirm, bool):
         raise ScenarioError(f"{where}.confirm: expected true or false")
@@ -294,26 +347,55 @@ def _round(raw: Any, where: str) -> RoundSpec:
             raise ScenarioError(f"{at}.amount: {amount!r} is not an amount in minor units")
         late.append(LateWager(seat=_seat(w.get("seat"), at), wager=w["wager"], amount=amount,
                               change=bool(w.get("change", False))))
+    progressive = raw.get("progressive")
+    if progressive is not None:
+        if not isinstance(progressive, dict):
+            raise ScenarioError(f"{where}.progressive: expected {{magic_card = \"2s\", lucky_seat = 7}}")
+        _only(progressive, PROGRESSIVE_KEYS, f"{where}.progressive")
     pool = raw.get("jackpot_pool")
     if pool is not None and (not isinstance(pool, int) or isinstance(pool, bool) or pool < 0):
         raise ScenarioError(f"{where}.jackpot_pool: {pool!r} is not an amount in minor units")
     return RoundSpec(wagers=wagers, deal=deal, deal_complete=bool(raw.get("deal_complete", True)),
                      decisions=tuple(decisions), after_decisions=after, exposures=tuple(exposures),
                      counts=tuple(counts), confirm=confirm, candidate=candidate, absent=absent,
-                     late_wagers=tuple(late), progressive=raw.get("progressive"), jackpot_pool=pool,
-                     settle=bool(raw.get("settle", True)), expect=_expect(raw.get("expect", {}), f"{where}.expect"))
+                     late_wagers=tuple(late), progressive=progressive, jackpot_pool=pool,
+                     settle=bool(raw.get("settle", True)), expect=_expect(raw.get("expect", {}), f"{where}.expect"),
+                     new_shoe=new_shoe, after_settle=after_settle)
 
 
 def _expect(raw: Any, where: str) -> Expect:
     if not isinstance(raw, dict):
         raise ScenarioError(f"{where}: expected a table")
+    _only(raw, EXPECT_KEYS, where)
     hands = None
     if "hands" in raw:
-        hands = {str(k): _cards(v, f"{where}.hands.{k}") for k, v in raw["hands"].items()}
+        if not isinstance(raw["hands"], dict):
+            raise ScenarioError(f"{where}.hands: expected a table of position = [cards]")
+        hands = {check_position(k, f"{where}.hands.{k}"): _cards(v, f"{where}.hands.{k}")
+                 for k, v in raw["hands"].items()}
     flags = None
     if "flags" in raw:
-        flags = tuple(FlagExpect(kind=str(f["kind"]), rules=tuple(str(r) for r in f.get("rules", [])),
-                                 decision=f.get("decision"), fault=f.get("fault")) for f in raw["flags"])
+        fl = []
+        for i, f in enumerate(_list(raw, "flags", where)):
+            at = f"{where}.flags[{i}]"
+            if not isinstance(f, dict):
+                raise ScenarioError(f"{at}: expected {{kind = ..., rules = [...]}}")
+            _only(f, FLAG_KEYS, at)
+            if f.get("kind") not in FLAG_KINDS:
+                raise ScenarioError(f"{at}.kind: {f.get('kind')!r} is not one of {', '.join(FLAG_KINDS)}")
+            rules = f.get("rules", [])
+            if not isinstance(rules, list):
+                raise ScenarioError(f"{at}.rules: expected a list of rule numbers")
+            fl.append(FlagExpect(kind=str(f["kind"]), rules=tuple(str(r) for r in rules),
+                                 decision=f.get("decision"), fault=f.get("fault")))
+        flags = tuple(fl)
+    void = raw.get("void")
+    if void is not None and not (void is False or (isinstance(void, str) and void)):
+        raise ScenarioError(f"{where}.void: {void!r}; expected false or a rule number such as \"5.1\"")
+    for i, (seat, wagers) in enumerate(dict(raw.get("outcomes", {})).items()):
+        if not isinstance(wagers, dict) or any(v not in OUTCOMES for v in wagers.values()):
+            raise ScenarioError(f"{where}.outcomes.{seat}: expected {{wager = outcome}} with outcomes "
+                                f"{', '.join(OUTCOMES)}")
     refusals = None
     if "refusals" in raw:
         refusals = []
@@ -322,7 +404,6 @@ def _expect(raw: Any, where: str) -> Expect:
                 raise ScenarioError(f"{where}.refusals[{i}]: expected {{status = 409, rule = \"5.5-5.6\", error = ...}}")
             refusals.append(RefusalExpect(status=r["status"], rule=None if r.get("rule") is None else str(r["rule"]),
                                           error=None if r.get("error") is None else str(r["error"])))
-    void = raw.get("void")
     return Expect(
         hands=hands,
         burns=_cards(raw["burns"], f"{where}.burns") if "burns" in raw else None,

@@ -356,7 +356,8 @@ class Daemon:
         log.error("shoe %d: %s; not dealing to it", shoe, text)
         self._svc().record("link", {"type": "shoe_version_mismatch", "shoe": shoe, "shoe_version": version,
                                     "daemon_version": VERSION, "message": text}, shoe=shoe, publish=True)
-        self.version_mismatch[shoe] = version  # shown in /status once journaled
+        # Shown in /status only once logged and journaled: whoever sees it there finds both.
+        self.version_mismatch[shoe] = version
 
     def frame_held(self, frame: Frame) -> None:
         """Journal a frame of a shoe not yet proven live (SPEC 3.4 item 6): never acted on."""

@@ -130,3 +130,64 @@ def test_refusals_are_checked_exactly_and_in_order() -> None:
     assert "expected 409 rule 5.5-5.6" in wrong and "WrongStateError" in wrong
     [extra] = check_round(spec, RoundOutcome("r", refused=[closed, other]))[-1:]
     assert extra.startswith("unexpected refusal POST /rounds/r/wagers: 409")
+
+
+# --- scenario files that cannot lie (issue 11 item 5) -----------------------------------------
+
+_BASE: dict[str, object] = {"name": "x", "game": "three-card-poker",
+                            "round": [{"wagers": {"2": {"ante": 100}}, "deal": ["Ah"]}]}
+
+
+def _round(**keys: object) -> dict[str, object]:
+    return {**_BASE, "round": [{"wagers": {"2": {"ante": 100}}, "deal": ["Ah"], **keys}]}
+
+
+@pytest.mark.parametrize("data, where", [
+    ({**_BASE, "sead": 1}, r"^sead: unknown key"),
+    ({**_BASE, "line": {"corupt": 0.1}}, r"^line.corupt: unknown key"),
+    (_round(expected={"void": False}), r"^round\[0\].expected: unknown key"),
+    (_round(desicions=[]), r"^round\[0\].desicions: unknown key"),
+    (_round(expect={"hand": {}}), r"^round\[0\].expect.hand: unknown key"),
+    (_round(expect={"flags": [{"kind": "deck", "rule": ["5.1"]}]}), r"^round\[0\].expect.flags\[0\].rule: unknown key"),
+    (_round(exposures=[{"shoe_index": 2, "seat": 1}]), r"^round\[0\].exposures\[0\]"),
+    (_round(counts=[{"position": "seat 2", "count": 2, "by": "x"}]), r"^round\[0\].counts\[0\]"),
+    (_round(progressive={"magic": "2s"}), r"^round\[0\].progressive.magic: unknown key"),
+])
+def test_an_unknown_key_anywhere_is_an_error_naming_it(data: dict[str, object], where: str) -> None:
+    with pytest.raises(ScenarioError, match=where):
+        parse_scenario(data)
+
+
+@pytest.mark.parametrize("label", ["Seat 1", "seat1", "Dealer", "seat 8", "seat 0", "seat 01", "player 2", " dealer"])
+def test_a_position_name_the_daemon_does_not_use_is_refused(label: str) -> None:
+    with pytest.raises(ScenarioError, match="is not a position"):
+        parse_scenario(_round(expect={"hands": {label: ["Ah"]}}))
+    with pytest.raises(ScenarioError, match="is not a position"):
+        parse_scenario(_round(counts=[{"position": label, "count": 2}]))
+
+
+def test_good_position_names_flag_kinds_and_the_new_steps_parse() -> None:
+    s = parse_scenario(_round(new_shoe=True, after_settle=["5c"],
+                              expect={"hands": {"seat 7": [], "dealer": [], "community": [], "discard": []},
+                                      "flags": [{"kind": "not_covered", "rules": ["6.1"]}]}))
+    [r] = s.rounds
+    assert r.new_shoe is True and [st.text for st in r.after_settle] == ["5c"]
+    with pytest.raises(ScenarioError, match=r"flags\[0\].kind"):
+        parse_scenario(_round(expect={"flags": [{"kind": "decks", "rules": ["5.1"]}]}))
+    with pytest.raises(ScenarioError, match=r"expect.void"):
+        parse_scenario(_round(expect={"void": True}))
+    with pytest.raises(ScenarioError, match=r"outcomes.2"):
+        parse_scenario(_round(expect={"outcomes": {"2": {"ante": "won"}}}))
+    with pytest.raises(ScenarioError, match=r"new_shoe"):
+        parse_scenario(_round(new_shoe="yes"))
+    with pytest.raises(ScenarioError, match=r"^name: "):
+        parse_scenario({**_BASE, "name": "../etc"})
+
+
+def test_two_scenarios_with_one_name_get_two_work_folders() -> None:
+    from cardshoe.hil.runcmd import scenario_folders
+
+    a = parse_scenario({**_BASE, "name": "tcp-jam"})
+    b = parse_scenario({**_BASE, "name": "tcp-jam"})
+    c = parse_scenario({**_BASE, "name": "_image"})
+    assert scenario_folders([a, b, c, a]) == ["tcp-jam", "tcp-jam-2", "_image-2", "tcp-jam-3"]
