@@ -95,7 +95,8 @@ ROUND_KEYS = ("new_shoe", "wagers", "progressive", "late_wagers", "deal", "deal_
               "after_settle", "expect")
 EXPECT_KEYS = ("hands", "burns", "security", "void", "void_seats", "flags", "net", "outcomes", "refusals")
 FLAG_KEYS = ("kind", "rules", "decision", "fault")
-FLAG_KINDS = ("card_not_due", "too_few_cards", "exposures_during_deal", "exposure", "deck", "not_covered")
+FLAG_KINDS = ("card_not_due", "too_few_cards", "exposures_during_deal", "exposure", "deck", "not_covered",
+              "power_failure")
 PROGRESSIVE_KEYS = ("magic_card", "lucky_seat")
 #: Position labels as the daemon names hands (docs/api.md): `seat 1` .. `seat 7`, and the areas.
 AREAS = ("dealer", "community", "discard")
