@@ -342,18 +342,11 @@ class Store:
                 i = self.in_file + 1
                 if self._log is None or self._seg != (i - 1) // _SEG:
                     self._open_append()  # no reference to the segment before may be left here
-                    f = self._log
-                    at = ((i - 1) % _SEG) * _REC_SIZE
-                    if f.seek(0, 2) > at:
-                        # A write the flash refused may have landed all the same ("a+b"
-                        # appends, so it would be followed, never overwritten): a whole
-                        # record i there is taken; a part of one stops the log (the boot cuts it).
-                        f.seek(at)
-                        if f.readinto(self.rec) == _REC_SIZE and self._valid(i):
-                            self.in_file = i
-                            continue
-                        self.unlogged = 1
-                        raise StorageError("log")
+                    if self._log.seek(0, 2) > (i - 1) % _SEG * _REC_SIZE:
+                        # A write the flash refused landed all the same (a commit is atomic:
+                        # all of it): taken, never written twice ("a+b" appends after it).
+                        self.in_file = i
+                        continue
                 at = ((i - 1) % _PEND_MAX) * _REC_SIZE
                 self._log.write(pend[at : at + _REC_SIZE])
                 self._log.flush()
