@@ -366,18 +366,20 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
                 if start is not None:
                     reader = JournalReader(daemon.config.journal)
                     try:
-                        backlog = [Published.from_entry(e) for e in
-                                   reader.entries(("event", "settlement", "link", "daemon", "reject", "command"),
-                                                  after_id=start)
-                                   if streamable(e.kind, e.data())]
+                        # Paged from the journal as sent (never the whole backlog first):
+                        # the first event comes at once whatever the backlog (issue 15).
+                        for entry in reader.entries(("event", "settlement", "link", "daemon", "reject", "command"),
+                                                    after_id=start):
+                            if not streamable(entry.kind, entry.data()):
+                                continue
+                            item = Published.from_entry(entry)
+                            yield sse_format(item)
+                            last = item.id
+                            sent += 1
+                            if limit is not None and sent >= limit:
+                                return
                     finally:
                         reader.close()
-                    for item in backlog:
-                        yield sse_format(item)
-                        last = item.id
-                        sent += 1
-                        if limit is not None and sent >= limit:
-                            return
                 yield ": connected\n\n"
                 idle = 0
                 while True:

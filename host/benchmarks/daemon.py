@@ -198,7 +198,20 @@ def main(argv: list[str]) -> int:
                         help="only the noise bursts: journal growth and a genuine card's delay behind "
                              "20,000 one-byte frames and 1,000 bad-tag guesses")
     parser.add_argument("--no-noise", action="store_true", help="only the card-to-event latency")
+    parser.add_argument("--start", action="store_true",
+                        help="only the start time against the journal's size (from zero, from a checkpoint) "
+                             "and the first event of /events?after=0&limit=1 on the biggest journal")
+    parser.add_argument("--cards", default="1000,10000,50000",
+                        help="journal sizes in cards for --start, comma-separated (default 1000,10000,50000)")
     args, _ = parser.parse_known_args(argv)
+    if args.start:
+        from cardshoe.benchmarks import daemon_start
+
+        try:
+            sizes = [int(x) for x in args.cards.split(",") if x.strip()]
+        except ValueError:
+            parser.error(f"--cards: {args.cards!r} is not comma-separated whole numbers")
+        return daemon_start.main(sizes, journal_dir=args.dir)
     if args.noise:
         from cardshoe.benchmarks import daemon_noise
 

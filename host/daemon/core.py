@@ -20,8 +20,9 @@ live daemon turns into a CARDS_FROM command).
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from cardshoe import rounds, settlement  # loaded at start: the first settlement pays no import (issue 15)
 from cardshoe.daemon import consistency
@@ -109,6 +110,12 @@ class ShoeSession:
     not_durable_at: set[tuple[int, int]] = field(default_factory=set)
     """(shoe_no, index) of those cards: a reboot may lose them from the shoe's count, as it said."""
 
+    def forget_other_sessions(self) -> None:
+        """Drop the cards of sessions other than the current one: a card of another session is
+        refused before its place is looked at (`card_from_other_session`), so they are never
+        read again, and kept they would grow the state with every shoe ever dealt."""
+        self.cards = {k: v for k, v in self.cards.items() if k[0] == self.shoe_no}
+
     def fault_names(self) -> list[str]:
         """The active faults by name (SPEC 5 FAULT codes)."""
         return [name for code, name in FAULT_NAMES.items() if self.faults & (1 << code)]
@@ -118,6 +125,62 @@ class ShoeSession:
         if self.shoe_no and self.known_dealt >= self.next_index:
             return self.next_index
         return None
+
+
+class _Frozen:
+    """A settled round kept as its pickle inside a checkpoint: thawed when first used."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class _Archived:
+    """A settled round (or its settlement) whose pickle is in an earlier checkpoint entry."""
+
+    __slots__ = ("entry", "settlement")
+
+    def __init__(self, entry: int, settlement: bool) -> None:
+        self.entry, self.settlement = entry, settlement
+
+
+#: Reads the stored core of a checkpoint entry (for `_Archived` values); set at restore.
+ArchiveLoader = Callable[[int], "TableCore"]
+
+
+class FrozenBook(dict[str, Any]):
+    """Rounds or settlements of a core restored from a checkpoint: settled ones come back frozen
+    (their pickle) and are thawed on first use, so a start costs the same whatever the history
+    (issue 15). Reads through `get`, `[]`, `items` and `values` always see thawed values."""
+
+    loader: ArchiveLoader | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        value: Any = dict.__getitem__(self, key)
+        if isinstance(value, _Archived):
+            if self.loader is None:
+                raise LookupError(f"{key}: kept in checkpoint {value.entry}, and no journal to read it from")
+            old = self.loader(value.entry)
+            book: dict[str, Any] = old.settlements if value.settlement else old.rounds
+            value = dict.__getitem__(book, key)
+        if isinstance(value, _Frozen):
+            from cardshoe.journal.checkpoint import loads  # the same restricted unpickler as the core
+
+            value = loads(value.data)
+        elif isinstance(value, _Archived):
+            raise LookupError(f"{key}: checkpoint {value.entry} points to another checkpoint for it")
+        dict.__setitem__(self, key, value)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if dict.__contains__(self, key) else default
+
+    def values(self) -> Any:
+        return [self[key] for key in self]
+
+    def items(self) -> Any:
+        return [(key, self[key]) for key in self]
 
 
 def _event(rid: str | None, etype: str, **fields: Any) -> Derived:
@@ -148,6 +211,85 @@ class TableCore:
         self.settlements: dict[str, dict[str, Any]] = {}
         # A jackpot pool given when re-settling a round closed without one (see `_settle`).
         self.pool_given_late: dict[str, int] = {}
+        # Settled rounds' pickles (round, settlement), made once for checkpoints; dropped when
+        # a round changes.
+        self._frozen: dict[str, tuple[bytes, bytes]] = {}
+        # rid -> the checkpoint entry that stores the settled round whole; the rounds the
+        # checkpoint being written stores whole (see `checkpoint_written`).
+        self._archived: dict[str, int] = {}
+        self._pending_archive: list[str] = []
+
+    # -- checkpoints (cardshoe.journal.checkpoint) -------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """The state as pickled into a checkpoint: a settled round (with its settlement, not
+        the current one) as its pickle, made once and kept, so a checkpoint and a start from
+        it cost what the open rounds and shoes cost, not the whole history (issue 15)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_frozen", "_pending_archive")}
+        book: dict[str, Any] = {}
+        paid: dict[str, Any] = {}
+        pending: list[str] = []
+        for rid in self.rounds:
+            value: Any = dict.__getitem__(self.rounds, rid)
+            if isinstance(value, (_Frozen, _Archived)):
+                where = self._archived.get(rid)
+                if isinstance(value, _Frozen) and where is not None:  # stored whole where it came from
+                    book[rid], paid[rid] = _Archived(where, False), _Archived(where, True)
+                else:
+                    book[rid], paid[rid] = value, dict.__getitem__(self.settlements, rid)
+                continue
+            if value is not self.current and value.status is rounds.RoundStatus.SETTLED and rid in self.settlements:
+                where = self._archived.get(rid)
+                if where is not None:  # already in an earlier checkpoint: referred to, not copied
+                    book[rid], paid[rid] = _Archived(where, False), _Archived(where, True)
+                    continue
+                frozen = self._frozen.get(rid)
+                if frozen is None:
+                    frozen = self._frozen[rid] = (pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL),
+                                                  pickle.dumps(self.settlements[rid], protocol=pickle.HIGHEST_PROTOCOL))
+                book[rid], paid[rid] = _Frozen(frozen[0]), _Frozen(frozen[1])
+                pending.append(rid)
+            else:
+                book[rid] = value
+        # In the settlements' own order (the order is part of the state).
+        paid = {rid: paid[rid] if rid in paid else dict.__getitem__(self.settlements, rid) for rid in self.settlements}
+        state["rounds"], state["settlements"] = book, paid
+        self._pending_archive = pending
+        return state
+
+    def checkpoint_written(self, entry: int) -> None:
+        """The checkpoint last pickled is journaled as `entry`: the settled rounds it stored
+        whole are referred to there from now on (each round is stored once in the journal)."""
+        for rid in self._pending_archive:
+            self._archived[rid] = entry
+            self._frozen.pop(rid, None)
+        self._pending_archive = []
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.rounds = FrozenBook(state["rounds"])
+        self.settlements = FrozenBook(state["settlements"])
+        self._frozen = {}
+        self._pending_archive = []
+
+    def loaded_from(self, entry: int) -> None:
+        """This core was loaded from checkpoint `entry`: the rounds it stores whole are referred
+        to there by later checkpoints, not copied into each."""
+        for rid in self.rounds:
+            if isinstance(dict.__getitem__(self.rounds, rid), _Frozen):
+                self._archived[rid] = entry
+
+    def set_archive(self, loader: ArchiveLoader | None) -> None:
+        """Where rounds kept in earlier checkpoints are read from (the journal), once restored."""
+        for book in (self.rounds, self.settlements):
+            if isinstance(book, FrozenBook):
+                book.loader = loader
+
+    def canonical_state(self) -> dict[str, Any]:
+        """The state for comparing two cores (the checkpoint audit): every round thawed, no caches."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_frozen", "_pending_archive", "_archived")}
+        state["rounds"] = {rid: self.rounds[rid] for rid in self.rounds}
+        state["settlements"] = {rid: self.settlements[rid] for rid in self.settlements}
+        return state
 
     # -- frames ----------------------------------------------------------------------
     def apply_frame(self, shoe: int, msg: Mapping[str, Any], t_ns: int) -> Applied:
@@ -216,6 +358,7 @@ class TableCore:
                 # `Daemon._reconcile_loading`.)
                 session.shoe_no, session.deck_id = shoe_no, int(msg["deck_id"])
                 session.next_index, session.pending, session.known_dealt = dealt + 1, {}, dealt
+                session.forget_other_sessions()
                 out.append(_event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
                                   next_index=dealt + 1))
             else:
@@ -256,6 +399,7 @@ class TableCore:
             # A shoe session this journal never saw loaded (nor in a HELLO): it starts here.
             # The cards before this one were dealt before this journal; none is asked for.
             session.shoe_no, session.next_index, session.pending, session.known_dealt = shoe_no, index, {}, index
+            session.forget_other_sessions()
             out.append(_event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
                               next_index=index))
         if shoe_no != session.shoe_no:
@@ -364,6 +508,7 @@ class TableCore:
         if msg["reason"] == 1:  # shoe loaded
             session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
             session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+            session.forget_other_sessions()
         integrity = int(msg["integrity"])
         if self.current is None or not integrity & (8 | 16):
             # Duplicate, foreign and unread cards are flagged from their own card frames.
@@ -425,6 +570,7 @@ class TableCore:
                 session = self.shoes.setdefault(int(body["shoe"]), ShoeSession())
                 session.shoe_no, session.deck_id = int(body["shoe_no"]), int(body["deck_id"])
                 session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+                session.forget_other_sessions()
                 loaded = [_event(self._round_id(), "shoe_loaded", shoe=body["shoe"], shoe_no=body["shoe_no"],
                                  deck_id=body["deck_id"])]
                 dealt = int(body.get("dealt", 0))
@@ -564,6 +710,7 @@ class TableCore:
 
     def _do(self, round_: Round, op: Any, *, source: str) -> Applied:
         try:
+            self._frozen.pop(round_.round_id, None)  # the round may change: its pickle is stale
             events = round_.do(op)
         except RoundOperationError as exc:
             refusal = _event(round_.round_id, "input_refused" if source == "table" else "shoe_input_refused",

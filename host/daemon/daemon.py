@@ -45,7 +45,7 @@ from cardshoe.daemon.core import Derived, TableCore
 from cardshoe.daemon.service import FrameInput, ServiceFailed, TableService
 from cardshoe.journal import Journal, JournalError, now_ns
 from cardshoe.journal.store import classify
-from cardshoe.journal.replay import ReplayReport, replay
+from cardshoe.journal.replay import ReplayReport, restore
 from cardshoe.link import Command, LinkState, ShoeLink
 from cardshoe.protocol.frames import Frame, KeyLookup, Rejection
 from cardshoe.protocol.messages import (
@@ -221,8 +221,11 @@ class Daemon:
                                holder=f"cardshoe run, table {cfg.name}, port {cfg.port}")
         self.epoch = self.journal.start_epoch()
         wanted = cfg.setup()
-        core = TableCore(wanted)
-        self.restored, _ = replay(cfg.journal, core)
+        # From the latest good checkpoint, replaying only what follows it (issue 15); a damaged
+        # or mismatching one is not used: the whole journal is replayed, with a WARNING.
+        self.restored, core, warning = restore(cfg.journal, TableCore(wanted))
+        if warning is not None:
+            log.warning("journal checkpoint not used: %s", warning)
         with self.journal.reader() as reader:
             windows = reader.windows()
         for problem in self.restored.mismatches:
@@ -240,8 +243,11 @@ class Daemon:
             "restored_inputs": self.restored.inputs, "rebuild_mismatches": len(self.restored.mismatches),
             "journal_restored": self.journal_restored,
         }, publish=True)
-        if self.restored.inputs == 0 or core.setup != wanted:
+        if (self.restored.inputs == 0 and self.restored.started_from is None) or core.setup != wanted:
             self.service.submit_input({"action": "setup", **wanted.to_json()})
+        self.service.since_checkpoint += self.restored.inputs
+        if self.service.since_checkpoint >= self.service.checkpoint_every:
+            self.service.checkpoint()  # a journal without a recent one: the next start is fast
         self.link = ShoeLink(cfg.port, self.keys, self, epoch=self.epoch, windows=windows,
                              resend_ms=cfg.link.resend_ms, resend_max_ms=cfg.link.resend_max_ms,
                              journal_restored=self.journal_restored)
@@ -269,6 +275,11 @@ class Daemon:
             self.flush_rejections()
         if self.service is not None and self.journal is not None and not self.journal.closed:
             self.service.record("daemon", {"type": "daemon_stopped", "epoch": self.epoch})
+            if self.service.since_checkpoint > 0:
+                try:
+                    self.service.checkpoint()  # the next start replays nothing
+                except ServiceFailed:
+                    pass  # logged critically; the next start replays from the previous checkpoint
         if self.journal is not None:
             self.journal.close()
 

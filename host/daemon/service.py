@@ -18,6 +18,7 @@ the journal, and the shoe resends what was never acknowledged.
 from __future__ import annotations
 
 import logging
+import pickle
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -25,9 +26,13 @@ from typing import Any, Callable, Iterable, Mapping
 
 from cardshoe.daemon.bus import EventBus, Published
 from cardshoe.daemon.core import Applied, Derived, TableCore
-from cardshoe.journal import Entry, Journal, JournalError, append, canonical_json, now_ns, set_window
+from cardshoe.journal import Entry, Journal, JournalError, append, canonical_json, checkpoint, now_ns, set_window
 
 log = logging.getLogger(__name__)
+
+
+#: Inputs between two checkpoints: a start replays at most this many (issue 15).
+CHECKPOINT_EVERY = 1000
 
 
 class ServiceFailed(RuntimeError):
@@ -68,6 +73,7 @@ class TableService:
         clock: Callable[[], int] = now_ns,
         on_derived: Callable[[Iterable[Derived]], None] | None = None,
         on_failed: Callable[[BaseException], None] | None = None,
+        checkpoint_every: int = CHECKPOINT_EVERY,
     ) -> None:
         self.core = core
         self.journal = journal
@@ -78,6 +84,8 @@ class TableService:
         self._on_failed = on_failed
         self.failed: BaseException | None = None
         self.counters: dict[str, int] = {}
+        self.checkpoint_every = checkpoint_every
+        self.since_checkpoint = 0
 
     def _check(self) -> None:
         if self.failed is not None:
@@ -108,6 +116,34 @@ class TableService:
         self.bus.publish(published)
         if self._on_derived is not None and applied.derived:
             self._on_derived(applied.derived)
+        self.since_checkpoint += 1
+        if self.checkpoint_every > 0 and self.since_checkpoint >= self.checkpoint_every:
+            self.checkpoint()
+
+    def checkpoint(self) -> int | None:
+        """Journal a checkpoint of the core's state (see `cardshoe.journal.checkpoint`), so
+        the next start replays only what follows it; its entry id, None if none was written.
+        Made under the lock: no entry falls between the state and what it `covers`."""
+        with self.lock:
+            self.since_checkpoint = 0
+            if self.failed is not None:
+                return None
+            try:
+                made = checkpoint.make(self.core, covers=0)
+            except (TypeError, pickle.PicklingError) as exc:  # no checkpoint: the next start replays it all
+                log.error("checkpoint not written: %s", exc)
+                return None
+            t_ns = self.clock()
+
+            def write(conn: sqlite3.Connection) -> list[Published]:
+                covers = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM entries").fetchone()[0])
+                body = canonical_json({**made.body, "covers": covers})
+                eid = append(conn, "checkpoint", body, t_ns=t_ns, raw=made.blob)
+                return [Published(eid, t_ns, "checkpoint", "checkpoint", None, body)]
+
+            written = self._commit(write)
+            self.core.checkpoint_written(written[0].id)
+            return written[0].id
 
     # -- inputs ----------------------------------------------------------------------
     def submit_frame(self, frame: FrameInput) -> Applied:

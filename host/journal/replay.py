@@ -41,6 +41,10 @@ class ReplayReport:
     mismatches: list[str] = field(default_factory=list)
     rejects: dict[str, int] = field(default_factory=dict)
     link_events: int = 0
+    checkpoints: int = 0
+    """Checkpoints checked against the rebuilt state (all agreeing when `ok`)."""
+    started_from: int | None = None
+    """The checkpoint entry the rebuild started from (None: from zero)."""
 
     @property
     def ok(self) -> bool:
@@ -48,21 +52,23 @@ class ReplayReport:
         return not self.mismatches
 
 
-def replay(path: Path, core: Any = None, *, check: bool = False) -> tuple[ReplayReport, Any]:
+def replay(path: Path, core: Any = None, *, check: bool = False, after_id: int = 0) -> tuple[ReplayReport, Any]:
     """Rebuild the table from the journal at `path` into `core` (a new `TableCore` when
-    None); returns the report and the rebuilt core. A starting daemon does the same.
+    None); returns the report and the rebuilt core. A starting daemon does the same
+    (from its latest checkpoint: `core` is then the checkpoint's, `after_id` what it covers).
 
+    Every checkpoint met on the way is checked against the state rebuilt at that point.
     With `check`, SQLite's integrity check runs first. A journal that cannot be read, or
     is corrupt, raises `JournalUnreadable` (never a bare SQLite or JSON error)."""
     try:
-        return _replay(path, core, check)
+        return _replay(path, core, check, after_id)
     except sqlite3.Error as exc:
         raise JournalUnreadable(f"journal {path} cannot be read: {exc}") from exc
     except ValueError as exc:  # json.JSONDecodeError: an entry's body is not JSON
         raise JournalUnreadable(f"journal {path}: an entry cannot be read: {exc}") from exc
 
 
-def _replay(path: Path, core: Any, check: bool) -> tuple[ReplayReport, Any]:
+def _replay(path: Path, core: Any, check: bool, after_id: int = 0) -> tuple[ReplayReport, Any]:
     from cardshoe.daemon.core import TableCore, TableSetup
     from cardshoe.daemon.service import feed
 
@@ -77,7 +83,7 @@ def _replay(path: Path, core: Any, check: bool) -> tuple[ReplayReport, Any]:
             problems = reader.integrity_check()
             if problems:
                 raise JournalUnreadable(f"journal {path} is corrupt (integrity check): {'; '.join(problems)}")
-        for entry in reader.entries():
+        for entry in reader.entries(after_id=after_id):
             if entry.kind in ("event", "settlement"):
                 expected.append(entry)
             elif entry.kind in ("frame", "input"):
@@ -97,6 +103,11 @@ def _replay(path: Path, core: Any, check: bool) -> tuple[ReplayReport, Any]:
                     report.rejects[reason] = report.rejects.get(reason, 0) + 1
             elif entry.kind == "link":
                 report.link_events += 1
+            elif entry.kind == "checkpoint":
+                report.checkpoints += 1
+                problem = _check_checkpoint(path, entry, core)
+                if problem is not None:
+                    report.mismatches.append(problem)
     for want, (source, kind, rid, body) in zip(expected, produced):
         if want.kind != kind or want.round_id != rid or want.body != body:
             report.mismatches.append(
@@ -109,6 +120,46 @@ def _replay(path: Path, core: Any, check: bool) -> tuple[ReplayReport, Any]:
         if kind == "settlement" and rid is not None:
             report.settlements[rid] = body
     return report, core
+
+
+def _check_checkpoint(path: Path, entry: Entry, core: Any) -> str | None:
+    """What is wrong with a checkpoint against the state rebuilt up to it, or None: its
+    stored state is loaded and walked canonically beside the rebuilt one."""
+    from cardshoe.journal import checkpoint
+
+    try:
+        stored = checkpoint.load(entry.id, entry.data(), entry.raw)
+        stored.set_archive(checkpoint.ArchiveLoader(path))
+        want, have = checkpoint.state_digest(stored), checkpoint.state_digest(core)
+    except (checkpoint.CheckpointInvalid, LookupError, ValueError, TypeError) as exc:
+        return f"checkpoint {entry.id}: {exc}" if not str(exc).startswith("checkpoint ") else str(exc)
+    if want != have:
+        return (f"checkpoint {entry.id}: its stored state (digest {want[:16]}) is not the state replay rebuilt "
+                f"up to it (digest {have[:16]})")
+    return None
+
+
+def restore(path: Path, fresh: Any) -> tuple[ReplayReport, Any, str | None]:
+    """Rebuild the table for a starting daemon: from the latest checkpoint, replaying only
+    the entries after it; from zero (into `fresh`) when there is none, or when it is damaged
+    or mismatching (the third value then says why, for a WARNING)."""
+    from cardshoe.journal import checkpoint
+
+    warning: str | None = None
+    try:
+        with JournalReader(path) as reader:
+            latest = reader.last("checkpoint")
+        if latest is not None:
+            body = latest.data()
+            core = checkpoint.load(latest.id, body, latest.raw)
+            core.set_archive(checkpoint.ArchiveLoader(path))
+            report, core = replay(path, core, after_id=latest.id)
+            report.started_from = latest.id
+            return report, core, None
+    except (checkpoint.CheckpointInvalid, ValueError) as exc:
+        warning = f"{exc}; replaying the whole journal"
+    report, core = replay(path, fresh)
+    return report, core, warning
 
 
 def verdict(report: ReplayReport) -> str:
@@ -127,6 +178,7 @@ def _print_report(report: ReplayReport, out: TextIO) -> None:
     if report.rejects:
         print("rejected frames: " + ", ".join(f"{k} {v}" for k, v in sorted(report.rejects.items())), file=out)
     print(f"link losses and returns: {report.link_events}", file=out)
+    print(f"checkpoints checked: {report.checkpoints}", file=out)
     for problem in report.mismatches:
         print(f"MISMATCH {problem}", file=out)
 
@@ -168,6 +220,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"inputs": report.inputs, "derived": report.derived, "rounds": report.rounds,
                           "settlements": {k: json.loads(v) for k, v in report.settlements.items()},
                           "rejects": report.rejects, "link_events": report.link_events,
+                          "checkpoints": report.checkpoints,
                           "mismatches": report.mismatches, "ok": report.ok, "verdict": verdict(report)},
                          indent=2, sort_keys=True))
     else:

@@ -66,7 +66,7 @@ CREATE TABLE IF NOT EXISTS windows (
 
 #: Entry kinds. `frame` and `input` are the inputs replay feeds back; `event` and
 #: `settlement` are what the daemon derived from them; the rest are observations.
-KINDS = frozenset({"frame", "reject", "input", "event", "settlement", "link", "command", "daemon"})
+KINDS = frozenset({"frame", "reject", "input", "event", "settlement", "link", "command", "daemon", "checkpoint"})
 
 
 class JournalError(Exception):
@@ -449,6 +449,10 @@ class Journal:
         return JournalReader(self.path)
 
 
+#: Entries read from SQLite at a time by `JournalReader.entries`.
+ENTRY_PAGE = 500
+
+
 class JournalReader:
     """Read-only access to a journal file; never writes, safe beside the writer.
 
@@ -529,11 +533,30 @@ class JournalReader:
         if round_id is not None:
             sql += " AND round_id = ?"
             params.append(round_id)
-        sql += " ORDER BY id"
+        sql += f" ORDER BY id LIMIT {ENTRY_PAGE}"
+        # Read in pages, so the first entry comes in milliseconds and memory stays bounded
+        # whatever the journal's size (issue 15: a 50k-card backlog, a full replay).
+        while True:
+            with self._lock:
+                rows = self._conn.execute(sql, params).fetchall()
+            for row in rows:
+                yield _row_entry(row)
+            if len(rows) < ENTRY_PAGE:
+                return
+            params[0] = rows[-1][0]
+
+    def entry(self, entry_id: int) -> Entry | None:
+        """The entry with this id, or None."""
         with self._lock:
-            rows = self._conn.execute(sql, params).fetchall()
-        for row in rows:
-            yield _row_entry(row)
+            row = self._conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id = ?", (entry_id,)).fetchone()
+        return None if row is None else _row_entry(row)
+
+    def last(self, kind: str) -> Entry | None:
+        """The latest entry of `kind`, or None."""
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ? ORDER BY id DESC LIMIT 1",
+                                     (kind,)).fetchone()
+        return None if row is None else _row_entry(row)
 
     def count(self, kind: str, **where: Any) -> int:
         """How many entries of `kind` (optionally with column = value conditions)."""

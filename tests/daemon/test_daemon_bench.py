@@ -12,3 +12,13 @@ def test_the_daemon_benchmark_prints_latency_and_cpu_figures(capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "24 cards in 1 rounds" in out
     assert "p50" in out and "p99" in out and "CPU per dealt card" in out
+
+
+def test_the_start_benchmark_prints_start_times_and_the_first_event(capsys: pytest.CaptureFixture[str]) -> None:
+    """Figures only: the start from zero replays the journal, the one from a checkpoint replays
+    nothing after the stop's checkpoint (counts, not speed)."""
+    assert bench.main(["--start", "--cards", "240"]) == 0
+    out = capsys.readouterr().out
+    assert "240 cards (10 rounds" in out, out
+    assert "from checkpoint" in out and "(0 inputs replayed)" in out, out
+    assert "GET /events?after=0&limit=1 on the 240-card journal: first event in" in out, out
