@@ -365,6 +365,11 @@ class Store:
                 i = self.in_file + 1
                 if self._log is None or self._seg != (i - 1) // _SEG:
                     self._open_append()  # no reference to the segment before may be left here
+                    if self._log.seek(0, 2) > (i - 1) % _SEG * _REC_SIZE:
+                        # A write the flash refused landed all the same (a commit is atomic:
+                        # all of it): taken, never written twice ("a+b" appends after it).
+                        self.in_file = i
+                        continue
                 at = ((i - 1) % _PEND_MAX) * _REC_SIZE
                 self._log.write(pend[at : at + _REC_SIZE])
                 self._log.flush()

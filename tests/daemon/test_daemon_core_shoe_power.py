@@ -134,3 +134,21 @@ def test_storage_fault_and_not_durable_cards_are_shown() -> None:
     assert table.core.shoes[1].fault_names() == []
     table.hello(boot=2, dealt=2, faults=1 << 7)  # HELLO says which faults are active at boot
     assert table.core.shoes[1].fault_names() == ["storage"]
+
+
+def test_a_reboot_that_lost_a_durable_card_beside_not_durable_ones_is_a_count_backwards() -> None:
+    """Only cards the shoe sent NOT_DURABLE (SPEC 5 CARD flags bit 2: in no flash log) may go
+    missing from its count at a reboot without a flag of their own (docs/rule-readings.md 51).
+    A card sent durable that the rebooted shoe no longer counts was lost from its log: the
+    count went backwards (reading 52), even when NOT_DURABLE cards went with it."""
+    table = Table("three-card-poker")
+    table.hello(boot=1, dealt=0)
+    rid = table.open_round()
+    table.input({"action": "op", "round_id": rid, "op": {"op": "no_more_bets"}})
+    table.card("Ah")
+    table.card("Kh")  # durable: in the shoe's log
+    table.card("Qh", flags=4)  # not durable: only in its RAM
+    events = table.hello(boot=2, dealt=1)  # the log lost card 2 as well as card 3
+    backwards = [e for e in events if e.get("type") == "shoe_count_backwards"]
+    assert len(backwards) == 1, events
+    assert backwards[0]["hello_dealt"] == 1 and backwards[0]["journal_holds"] == 3, backwards

@@ -119,3 +119,16 @@ def test_noise_and_tag_guessing_are_journaled_as_samples_and_summaries_and_all_c
     # The audit counts them all too.
     report, _ = replay(table.config.journal)
     assert sum(report.rejects.values()) >= total
+
+
+def test_security_samples_taken_first_leave_the_whole_total_to_other_reasons() -> None:
+    """host/daemon/rejections.py's bounds: the security reasons are sampled outside the
+    `samples` total, so a tag-guessing attempt before the noise leaves the noise its whole
+    total (and the journal's bound, `bytes_per_interval_bound`, counts them apart).
+    Kills: security samples counted in the total."""
+    lim = RejectionLimiter(interval_s=1.0, samples=4, per_reason=2, security=frozenset({"bad_tag"}))
+    guesses = [lim.admit("bad_tag", 5, 1)[0] for _ in range(10)]
+    noise = [lim.admit(reason, None, 2)[0] for reason in ("bad_cobs", "truncated") for _ in range(10)]
+    assert sum(guesses) == 2 and sum(noise) == 4
+    summary = lim.take(3, force=True)
+    assert summary is not None and summary["samples"] == 2 + 4

@@ -164,7 +164,7 @@ from app.store import Store
 from app import boot as B
 bd = T.BlockDev(path=IMG)
 root = T.mount(bd)
-LOG = root + 'data/c00000007.log'
+LOG = root + 'data/log/00000007.0000'  # segment 0: records 1-5 (firmware/README.md)
 st = Store(root)
 B.count_boot(st)
 st.new_session(7, 7, 2, bytearray(0), 0)
@@ -208,7 +208,7 @@ import shoetest as T
 from app.store import Store, StorageError
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
-LOG = root + 'data/c0000002a.log'
+LOG = root + 'data/log/0000002a.0000'
 st = Store(root)
 B.count_boot(st)
 st.new_session(42, 7, 2, bytearray(0), 0)
@@ -219,8 +219,8 @@ for i in (1, 2, 3):
 st.close_log()
 with open(LOG, 'ab') as f:
     f.write(b'\\x02\\xc5\\x04\\x00' + b'\\x00' * 10)   # a cut in the middle of the fourth
-os.mkdir(root + 'data/log.tmp')
-os.mkdir(root + 'data/log.tmp/x')                      # not empty: it cannot be removed either
+os.mkdir(root + 'data/log/seg.tmp')
+os.mkdir(root + 'data/log/seg.tmp/x')                      # not empty: it cannot be removed either
 s = Store(root)
 B.load_state(s)
 try:
@@ -248,7 +248,7 @@ from app import boot as B
 from app.deck import Deck
 root = T.mount(T.BlockDev(path=IMG))
 T.provision(root)
-LOG = root + 'data/c0000002a.log'
+LOG = root + 'data/log/0000002a.0000'
 st = Store(root)
 B.load_ident(st)
 B.count_boot(st)
@@ -260,15 +260,15 @@ for i in (1, 2, 3):
 st.close_log()
 with open(LOG, 'ab') as f:
     f.write(b'\\x02\\xc5\\x04\\x00' + b'\\x00' * 10)   # a cut in the middle of the fourth
-os.mkdir(root + 'data/log.tmp')
-os.mkdir(root + 'data/log.tmp/x')                      # the rewrite's temporary file cannot be made
+os.mkdir(root + 'data/log/seg.tmp')
+os.mkdir(root + 'data/log/seg.tmp/x')                      # the rewrite's temporary file cannot be made
 try:
     B.boot(Store(root), Deck())
     print('STREAMS')
 except StorageError:
     print('STOPPED', os.stat(LOG)[6])
-os.remove(root + 'data/log.tmp/x')
-os.remove(root + 'data/log.tmp')
+os.remove(root + 'data/log/seg.tmp/x')
+os.remove(root + 'data/log/seg.tmp')
 s2 = Store(root)
 d2 = Deck()
 print('NEXT BOOT', B.boot(s2, d2), d2.dealt, s2.logged, [s2.read(i) and s2.unpack()[5] for i in (1, 2, 3)])
@@ -442,7 +442,7 @@ events = []
 real_open = open
 def watched_open(path, mode='r'):
     if 'w' in mode or 'a' in mode or '+' in mode:
-        events.append(('open', path.split('/')[-1], mode))
+        events.append(('open', ('log/' if '/log/' in path else '') + path.split('/')[-1], mode))
     return real_open(path, mode)
 class WatchedOs:
     def rename(self, a, b):
@@ -463,10 +463,10 @@ st.new_session(3, 7, 1, table, 52)
 st.save()
 for e in events:
     print('EV', e[0], e[1], e[2])
-print('FILES', sorted(n for n in os.listdir(root + 'data') if not n.endswith('.log')))
+print('FILES', sorted(n for n in os.listdir(root + 'data') if n != 'log'))
 """)
     events = [tuple(line.split()[1:]) for line in out.splitlines() if line.startswith("EV ")]
-    written = [e for e in events if e[0] == "open" and not e[1].endswith(".log")]
+    written = [e for e in events if e[0] == "open" and not e[1].startswith("log/")]  # the card log appends
     assert written, out
     for _, name, _mode in written:
         assert name.endswith(".tmp"), f"{name} opened for writing in place: {events}"
@@ -524,7 +524,7 @@ import shoetest as T
 from app.store import Store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
-LOG = root + 'data/c00000009.log'
+LOG = root + 'data/log/00000009.0000'
 st = Store(root)
 B.count_boot(st)
 st.new_session(9, 7, 2, bytearray(0), 0)

@@ -227,7 +227,11 @@ print('BOOT', B.open_log(st2), st2.dropped)
     # out as they came: the outbox holds them until ACKed), and the boot keeps the two
     # cards the log has.
     (5, ["ok", "ok"] + ["refused"] * 8, "10 2 4", [1, 2] + [False] * 4 + [7, 8, 9, 10], "2 0"),
-], ids=["kept-and-written", "past-four-the-log-stops"])
+    # Exactly at the edge (firmware/README.md: the newest 4 are kept): four refused, then
+    # the flash works again as the fifth comes; the fifth pushed the first unwritten record
+    # out of the ring, so the log stops there even though the flash would take it now.
+    (4, ["ok", "ok"] + ["refused"] * 7, "9 2 3", [1, 2] + [False] * 3 + [6, 7, 8, 9], "2 0"),
+], ids=["kept-and-written", "past-four-the-log-stops", "the-fifth-pushes-the-first-out"])
 def test_records_the_flash_refused_are_kept_and_never_misplaced(mpy, refused: int, appended: list[str],  # type: ignore[no-untyped-def]
                                                                  count: str, read: list[object], boot: str) -> None:
     out = mpy(REFUSING.format(refused=refused))

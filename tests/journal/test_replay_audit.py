@@ -168,3 +168,19 @@ def test_a_difference_is_exit_1_and_its_first_line_says_so(tmp_path: Path) -> No
     status, out, _ = _run(path)
     assert status == 1
     assert out.splitlines()[0].startswith("DIFFERENT: 1 differences")
+
+
+def test_a_reader_of_a_closed_journal_creates_nothing_beside_it_while_it_reads(tmp_path: Path) -> None:
+    """JournalReader's promise (docs: `cardshoe replay` is a read-only audit): nothing is
+    created beside a closed journal, not even while it is open (a -wal and -shm made and
+    removed again at close would still be writes beside the journal, and fail on read-only
+    media). Kills: a closed journal opened as a writer would open it."""
+    from cardshoe.journal.store import JournalReader
+
+    path = _make_journal(tmp_path)
+    before = _listing(path.parent)
+    with JournalReader(path) as reader:
+        assert reader.integrity_check() == []
+        assert sum(1 for _ in reader.entries()) > PAD_ENTRIES
+        assert _listing(path.parent) == before
+    assert _listing(path.parent) == before
