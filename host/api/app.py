@@ -13,10 +13,11 @@ touch the serial port or write to SQLite. A refused input answers 4xx with
 from __future__ import annotations
 
 import asyncio
-import hmac
-from typing import Annotated, Any, AsyncIterator, Callable, Literal
+import json
+from dataclasses import replace
+from typing import Annotated, Any, AsyncIterator, Callable, Iterable, Literal, Mapping
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,9 +29,13 @@ from cardshoe.daemon.control import Done, Refused, TableControl
 from cardshoe.daemon.daemon import Daemon
 from cardshoe.daemon.service import ServiceFailed
 from cardshoe.journal import JournalReader
+from cardshoe.journal.store import canonical_json
 from cardshoe.protocol.messages import ManifestEntry
 
+from .auth import Guard, Principal
 from .limits import BodyLimits
+from .page import mount_page
+from .pitview import hand_classes, hidden_texts_of, public_of, scrub
 
 # -- request bodies -------------------------------------------------------------------
 _STRICT = ConfigDict(extra="forbid", strict=True)
@@ -159,8 +164,16 @@ def _done(done: Done) -> dict[str, Any]:
     return out
 
 
-def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lambda: False) -> FastAPI:
-    """The API app for a started `daemon`, guarded by `token`.
+def _journal_refusal(daemon: Daemon, body: Mapping[str, object]) -> None:
+    """Journal an API refusal (a `reject` entry, reason `api_refused`); never the token."""
+    if daemon.service is not None:
+        daemon.service.record("reject", dict(body))
+
+
+def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable[str]] | None = None,
+               stopping: Callable[[], bool] = lambda: False) -> FastAPI:
+    """The API app for a started `daemon`, guarded by `token` (all roles) and `role_tokens`
+    (token -> roles: controller, supervisor, surveillance; see `cardshoe.api.auth`).
 
     `stopping()` turns true when the server is shutting down; open event streams then end
     within a second, so a graceful stop does not wait on them."""
@@ -169,18 +182,69 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
     app = FastAPI(
         title="cardshoe table API",
         version="1",
+        # /docs is served from the installed fastapi-offline package's files, not a CDN (page.py).
+        docs_url=None, redoc_url=None,
         description="The table controller's interface to the cardshoe daemon: rounds, wagers, decisions, "
                     "irregularities, settlement, and the event stream. Every call needs the table's bearer token.",
     )
-    def authorised(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]) -> None:
-        if creds is None or not hmac.compare_digest(creds.credentials.encode(), token.encode()):
-            raise HTTPException(401, {"field": "Authorization", "message": "the table's bearer token is required",
-                                      "error": "Unauthorized"}, headers={"WWW-Authenticate": "Bearer"})
+    guard = Guard.from_tokens(token, role_tokens, journal_refusal=lambda body: _journal_refusal(daemon, body))
 
-    auth = [Depends(authorised)]
+    def need(role: str | None, *, face_down: bool = False) -> Callable[..., Principal]:
+        # The bearer scheme stays a declared dependency so the OpenAPI description shows it.
+        def dependency(request: Request,
+                       _creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]) -> Principal:
+            who = guard.check(request, role)
+            if face_down and not who.sees_face_down:
+                raise guard.refuse(request, 403, "role", "this shows face-down cards: controller or surveillance",
+                                   "Forbidden", who)
+            return who
+        return dependency
+
+    controller = [Depends(need("controller"))]
+    supervisor = [Depends(need("supervisor"))]
+    reader = [Depends(need(None))]
+    sees_all = [Depends(need(None, face_down=True))]
+    # (Defaults, not Annotated aliases: these annotations are strings resolved in the
+    # module's globals, where names local to create_app are not.)
+    read_dep = Depends(need(None))
+    view_q = Query(None, description="pit: only what is public at the table (a supervisor always gets it)")
+
+    def _pit(who: Principal, view: str | None) -> bool:
+        return view == "pit" or not who.sees_face_down
+
+    def face_up_places(round_id: str) -> set[tuple[str, int, int]]:
+        svc = control().service
+        with svc.lock:
+            rnd = svc.core.rounds.get(round_id)
+            procedure = None if rnd is None else rnd.procedure
+            if procedure is None:
+                return set()
+            return {(p.kind.value, p.seat, p.number) for p in procedure.public_places}
+
+    def pit_round(snapshot: dict[str, Any]) -> dict[str, Any]:
+        public = public_of(snapshot, face_up_places(str(snapshot["round_id"])))
+        out: dict[str, Any] = scrub(snapshot, public, hidden_texts=hidden_texts_of(snapshot, public))
+        out["view"] = "pit"
+        return out
+
+    def pit_event(item: Published) -> Published:
+        """The event as the pit may see it: face-down card values of its round removed."""
+        if item.kind not in ("event", "settlement") or item.round_id is None:
+            return item
+        try:
+            snapshot = control().round_snapshot(item.round_id)
+        except Refused:
+            return item if item.kind == "settlement" else replace(item, body=canonical_json({"type": item.type}))
+        public = public_of(snapshot, face_up_places(item.round_id))
+        if public.all:
+            return item
+        body = scrub(json.loads(item.body), public, hidden_texts=hidden_texts_of(snapshot, public))
+        return replace(item, body=canonical_json(body))
+
     # Body size and strict JSON (duplicate keys, NaN, Infinity, 1e999, lengths) before FastAPI
     # reads a body: a 413 or 422 naming the field, never a 500 (docs/api.md, "Limits").
-    app.add_middleware(BodyLimits, token=token)
+    app.add_middleware(BodyLimits, token=token, authorised=guard.authorised_headers)
+    mount_page(app, guard)
 
     def control() -> TableControl:
         if daemon.control is None:
@@ -196,40 +260,56 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
         return JSONResponse({"detail": {"field": "journal", "message": str(exc), "error": "ServiceFailed"}},
                             status_code=503)
 
-    @app.get("/status", dependencies=auth, tags=["table"])
+    @app.get("/status", dependencies=reader, tags=["table"])
     def status() -> dict[str, Any]:
         """The daemon: link state, counters (rejected frames by reason), round in play."""
         result: dict[str, Any] = daemon.status()
         return result
 
-    @app.post("/rounds", dependencies=auth, tags=["round"], status_code=201)
+    @app.post("/rounds", dependencies=controller, tags=["round"], status_code=201)
     def open_round() -> dict[str, Any]:
         """Open the next round ("Place your bets, please")."""
         return _done(control().open_round())
 
-    @app.get("/rounds/{round_id}", dependencies=auth, tags=["round"])
-    def get_round(round_id: RoundId) -> dict[str, Any]:
-        """The round's state: wagers, cards by place, hands, flags, decisions, settlement."""
+    @app.get("/rounds", tags=["round"])
+    def list_rounds(limit: int = 200, who: Principal = read_dep) -> dict[str, Any]:
+        """The rounds in memory, newest first (at most `limit`): id, status, void."""
+        return {"rounds": control().round_list(max(1, min(limit, 1000)))}
+
+    @app.get("/rounds/{round_id}", tags=["round"])
+    def get_round(round_id: RoundId, who: Principal = read_dep,
+                  view: Literal["pit", "all"] | None = view_q,
+                  classes: bool = Query(False, description="add `hand_classes`: each complete hand's class "
+                                                           "(as far as its cards are shown to this reader)")
+                  ) -> dict[str, Any]:
+        """The round's state: wagers, cards by place, hands, flags, decisions, settlement.
+
+        The pit view (a supervisor's token or session, or `?view=pit`) leaves out the value
+        of every card still face down (docs/api.md, "Roles")."""
         snapshot: dict[str, Any] = control().round_snapshot(round_id)
+        if _pit(who, view):
+            snapshot = pit_round(snapshot)
+        if classes:
+            snapshot["hand_classes"] = hand_classes(snapshot)
         return snapshot
 
-    @app.get("/rounds/{round_id}/export", dependencies=auth, tags=["round"])
+    @app.get("/rounds/{round_id}/export", dependencies=sees_all, tags=["round"])
     def export_round(round_id: RoundId) -> dict[str, Any]:
         """The round in the round-file format of `cardshoe settle` (docs/round-format.md)."""
         exported: dict[str, Any] = control().round_export(round_id)
         return exported
 
-    @app.post("/rounds/{round_id}/wagers", dependencies=auth, tags=["round"])
+    @app.post("/rounds/{round_id}/wagers", dependencies=controller, tags=["round"])
     def place_wager(round_id: RoundId, body: WagerIn) -> dict[str, Any]:
         """Place a wager before "no more bets"."""
         return _done(control().place_wager(round_id, body.seat, body.wager, body.amount))
 
-    @app.put("/rounds/{round_id}/wagers/{seat}/{wager}", dependencies=auth, tags=["round"])
+    @app.put("/rounds/{round_id}/wagers/{seat}/{wager}", dependencies=controller, tags=["round"])
     def change_wager(round_id: RoundId, seat: int, wager: WagerName, body: AmountIn) -> dict[str, Any]:
         """Change (0 withdraws) a wager; refused after "no more bets" (rules 5.5-5.6)."""
         return _done(control().change_wager(round_id, seat, wager, body.amount))
 
-    @app.post("/rounds/{round_id}/progressive", dependencies=auth, tags=["round"])
+    @app.post("/rounds/{round_id}/progressive", dependencies=controller, tags=["round"])
     def progressive(round_id: RoundId, body: ProgressiveIn) -> dict[str, Any]:
         """Let It Ride Magic Card and Lucky Player, given or drawn; journaled before the first card."""
         ctl = control()
@@ -245,27 +325,27 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
                 raise Refused(422, "magic_card", str(exc), "CardError") from None
         return _done(ctl.progressive_selection(round_id, magic, body.lucky_seat))
 
-    @app.post("/rounds/{round_id}/no-more-bets", dependencies=auth, tags=["round"])
+    @app.post("/rounds/{round_id}/no-more-bets", dependencies=controller, tags=["round"])
     def no_more_bets(round_id: RoundId) -> dict[str, Any]:
         """"No more bets": wagers close, the active seats fix the dealing procedure."""
         return _done(control().no_more_bets(round_id))
 
-    @app.post("/rounds/{round_id}/deal-complete", dependencies=auth, tags=["round"])
+    @app.post("/rounds/{round_id}/deal-complete", dependencies=controller, tags=["round"])
     def deal_complete(round_id: RoundId) -> dict[str, Any]:
         """The deal-complete count point from the table (instead of the shoe's key)."""
         return _done(control().deal_complete(round_id))
 
-    @app.post("/rounds/{round_id}/decisions", dependencies=auth, tags=["round"])
+    @app.post("/rounds/{round_id}/decisions", dependencies=controller, tags=["round"])
     def decision(round_id: RoundId, body: DecisionIn) -> dict[str, Any]:
         """A player's decision."""
         return _done(control().decision(round_id, body.seat, body.choice))
 
-    @app.post("/rounds/{round_id}/absent", dependencies=auth, tags=["round"])
+    @app.post("/rounds/{round_id}/absent", dependencies=controller, tags=["round"])
     def absent(round_id: RoundId, body: SeatIn) -> dict[str, Any]:
         """The player of a seat is absent for the decision (rule 5.11)."""
         return _done(control().player_absent(round_id, body.seat))
 
-    @app.post("/rounds/{round_id}/exposures", dependencies=auth, tags=["irregularities"])
+    @app.post("/rounds/{round_id}/exposures", dependencies=controller, tags=["irregularities"])
     def exposure(round_id: RoundId, body: ExposureIn) -> dict[str, Any]:
         """An exposed card seen at the table (5.4: two or more in the deal void the round; one: 6.1)."""
         place = None
@@ -276,7 +356,7 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
                 raise Refused(422, "place", str(exc), "ValueError") from None
         return _done(control().exposure(round_id, place, body.shoe_index))
 
-    @app.post("/rounds/{round_id}/counts", dependencies=auth, tags=["irregularities"])
+    @app.post("/rounds/{round_id}/counts", dependencies=controller, tags=["irregularities"])
     def count(round_id: RoundId, body: CountIn) -> dict[str, Any]:
         """A person's count of a position's cards for an open count flag (5.2, 5.3, 5.7)."""
         try:
@@ -285,27 +365,27 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
             raise Refused(422, "position", str(exc), "ValueError") from None
         return _done(control().hand_count(round_id, body.flag, position, body.count, body.reporter))
 
-    @app.post("/rounds/{round_id}/confirmations", dependencies=auth, tags=["irregularities"])
+    @app.post("/rounds/{round_id}/confirmations", dependencies=supervisor, tags=["irregularities"])
     def confirm(round_id: RoundId, body: ConfirmIn) -> dict[str, Any]:
         """A supervisor confirms (or rejects) a proposed reconstruction or a referral."""
         return _done(control().confirm(round_id, body.flag, body.confirmed, body.supervisor, body.candidate))
 
-    @app.post("/rounds/{round_id}/void", dependencies=auth, tags=["irregularities"])
+    @app.post("/rounds/{round_id}/void", dependencies=supervisor, tags=["irregularities"])
     def void(round_id: RoundId, body: VoidIn) -> dict[str, Any]:
         """A supervisor voids the round, citing the rule."""
         return _done(control().void(round_id, body.rule, body.reason, body.by))
 
-    @app.post("/rounds/{round_id}/settle", dependencies=auth, tags=["round"])
+    @app.post("/rounds/{round_id}/settle", dependencies=controller, tags=["round"])
     def settle(round_id: RoundId, body: SettleIn | None = None) -> dict[str, Any]:
         """Close the round and settle every wager; the settlement cites the rule of each payment."""
         return _done(control().settle(round_id, None if body is None else body.jackpot_pool))
 
-    @app.put("/jackpot", dependencies=auth, tags=["table"])
+    @app.put("/jackpot", dependencies=controller, tags=["table"])
     def jackpot(body: AmountIn) -> dict[str, Any]:
         """The progressive pool as displayed (minor units), used by the next settlements."""
         return _done(control().set_jackpot_pool(body.amount))
 
-    @app.post("/shoe/load", dependencies=auth, tags=["shoe"], status_code=202)
+    @app.post("/shoe/load", dependencies=controller, tags=["shoe"], status_code=202)
     def load_shoe(body: LoadShoeIn) -> dict[str, Any]:
         """Start a new shoe session on the shoe (NEW_SHOE; an RFID manifest is sent in parts)."""
         manifest = None
@@ -325,7 +405,7 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
             raise Refused(409, "shoe", str(exc), "LookupError") from None
         return {"shoe_no": shoe_no}
 
-    @app.post("/shoe/clear", dependencies=auth, tags=["shoe"], status_code=202)
+    @app.post("/shoe/clear", dependencies=supervisor, tags=["shoe"], status_code=202)
     def clear(body: ClearIn) -> dict[str, Any]:
         """A supervisor clears integrity bits and faults on the shoe (CLEAR)."""
         try:
@@ -334,7 +414,7 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
             raise Refused(409, "shoe", str(exc), "LookupError") from None
         return {"sent": True}
 
-    @app.post("/shoe/maintenance", dependencies=auth, tags=["shoe"], status_code=202)
+    @app.post("/shoe/maintenance", dependencies=supervisor, tags=["shoe"], status_code=202)
     def maintenance(body: MaintenanceIn) -> dict[str, Any]:
         """A supervisor puts the shoe into maintenance (MAINTENANCE, journaled with who and
         why): it stops streaming and waits at the REPL for `cardshoe flash`."""
@@ -344,9 +424,11 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
             raise Refused(409, "shoe", str(exc), "LookupError") from None
         return {"sent": True, "shoe": serial, "seq": seq}
 
-    @app.get("/events", dependencies=auth, tags=["events"], response_class=StreamingResponse)
+    @app.get("/events", tags=["events"], response_class=StreamingResponse)
     async def events(
         request: Request,
+        who: Principal = read_dep,
+        view: Literal["pit", "all"] | None = view_q,
         last_event_id: Annotated[int | None, Header(alias="Last-Event-ID")] = None,
         after: int | None = None,
         limit: int | None = None,
@@ -356,6 +438,7 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
         Reconnect with `Last-Event-ID` (or `?after=ID`) to get what was missed from the journal
         first. `?limit=N` ends the stream after N events (for scripts and tests)."""
         start = last_event_id if last_event_id is not None else after
+        pit = _pit(who, view)
         loop = asyncio.get_running_loop()
         sub = daemon.bus.subscribe(loop)
 
@@ -373,7 +456,7 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
                             if not streamable(entry.kind, entry.data()):
                                 continue
                             item = Published.from_entry(entry)
-                            yield sse_format(item)
+                            yield sse_format(pit_event(item) if pit else item)
                             last = item.id
                             sent += 1
                             if limit is not None and sent >= limit:
@@ -400,7 +483,7 @@ def create_app(daemon: Daemon, token: str, *, stopping: Callable[[], bool] = lam
                     if item.id <= last:
                         continue  # already sent from the journal backlog
                     last = item.id
-                    yield sse_format(item)
+                    yield sse_format(pit_event(item) if pit else item)
                     sent += 1
                     if limit is not None and sent >= limit:
                         return

@@ -29,10 +29,13 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 class BodyLimits:
     """ASGI middleware: refuse a request body over the limits with a 4xx naming the field."""
 
-    def __init__(self, app: ASGIApp, token: str, limits: Limits = API_BODY) -> None:
+    def __init__(self, app: ASGIApp, token: str, limits: Limits = API_BODY,
+                 authorised: Callable[[dict[bytes, bytes]], bool] | None = None) -> None:
         self.app = app
         self._token = token.encode()
         self.limits = limits
+        # Who counts as authorised (role tokens, session cookies); default: the one token.
+        self._check = authorised
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH", "DELETE"):
@@ -74,6 +77,8 @@ class BodyLimits:
         await self.app(scope, replay, send)
 
     def _authorised(self, headers: dict[bytes, bytes]) -> bool:
+        if self._check is not None:
+            return self._check(headers)
         scheme, _, credentials = headers.get(b"authorization", b"").partition(b" ")
         return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._token)
 

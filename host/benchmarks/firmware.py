@@ -165,6 +165,8 @@ _HEAP = r"""
 load(5)
 gc.collect()
 after_boot = gc.mem_alloc()
+free_boot = gc.mem_free()
+micropython.mem_info()   # its "max free sz" (in blocks): the largest hole, read by the host
 peak = after_boot
 times = []
 for c in range(52):
@@ -177,6 +179,9 @@ for c in range(52):
         peak = m
 dealt_first = shoe.deck.dealt
 logged_first = shoe.store.logged
+gc.collect()
+free_dealt = gc.mem_free()
+micropython.mem_info()   # before the next shoe, which may fail
 # A second shoe for the allocation count: the collector off for one card at a time
 # (from the read to the frame written), so the count holds every allocation, garbage too.
 load(6)
@@ -190,6 +195,7 @@ for c in range(8):
 per_card = allocated // 8
 times.sort()
 print('RESULT', base0, before_boot, arena, after_boot, peak, per_card, times[len(times) // 2], times[-1], dealt_first, logged_first, main_start)
+print('FREE', free_boot, free_dealt, struct.calcsize('P') * 4)
 """
 
 
@@ -290,6 +296,8 @@ def main(argv: Sequence[str]) -> int:
         rom_size = rom.stat().st_size
     lines = [next((x for x in p.stdout.splitlines() if x.startswith(("RESULT ", "CODE "))), None) for p in runs[:4]]
     wear_line = next((x for x in runs[4].stdout.splitlines() if x.startswith("WEAR ")), None)
+    for label, p in (("code in RAM", runs[1]), ("code in ROMFS", runs[3])):
+        print(free_heap(label, p.stdout))
     if any(p.returncode != 0 for p in runs) or None in lines or wear_line is None:
         print("firmware benchmark failed:\n" + "\n".join(p.stdout + p.stderr for p in runs))
         return 1
@@ -332,6 +340,18 @@ def main(argv: Sequence[str]) -> int:
           f"the mean over the free blocks: {shoe_erases / max(free_blocks, 1):.1f})")
     print(flash_life(erases_per_card, free_blocks))
     return 0
+
+
+def free_heap(label: str, out: str) -> str:
+    """The free heap after boot and a loaded manifest, and after dealing a shoe, with the
+    largest hole each time (a littlefs file needs one of about 1.2 KB), from a run's output."""
+    free = next((x.split()[1:] for x in out.splitlines() if x.startswith("FREE ")), None)
+    holes = [int(x.rsplit(":", 1)[1]) for x in out.splitlines() if "max free sz:" in x]
+    if free is None or len(holes) < 2:
+        return f"free heap ({label}): not measured (the run stopped before the first shoe was dealt)"
+    boot, dealt, block = (int(x) for x in free)
+    return (f"free heap ({label}): {boot} bytes after boot and a loaded manifest (largest hole {holes[0] * block}), "
+            f"{dealt} after dealing a shoe (largest hole {holes[1] * block})")
 
 
 #: The wear budget the issue sets: a busy table around the clock, NOR flash's rated cycles.

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from cardshoe.journal import JournalError, JournalLocked, JournalReadOnly, JournalUnreadable
-from cardshoe.daemon.config import GAMES, ConfigError, TableConfig, build_config, load_toml, parse_listen, read_token
+from cardshoe.daemon.config import (GAMES, ConfigError, TableConfig, build_config, load_toml, parse_listen,
+                                    read_role_tokens, read_token)
 
 log = logging.getLogger("cardshoe.run")
 
@@ -71,16 +72,28 @@ def config_from_args(argv: list[str]) -> TableConfig:
     return build_config(file_settings, overrides)
 
 
+def _create_token_file(path: Path, what: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(secrets.token_urlsafe(32) + "\n")
+    log.info("created the %s token in %s", what, path)
+
+
 def ensure_token(config: TableConfig) -> str:
     """The API token; a configured token file that does not exist yet is created (0600)."""
     if not os.environ.get("CARDSHOE_TOKEN") and config.token_file is not None and not config.token_file.exists():
-        config.token_file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(config.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(secrets.token_urlsafe(32) + "\n")
-        log.info("created the table's API token in %s", config.token_file)
+        _create_token_file(config.token_file, "table's API (all roles)")
     token: str = read_token(config)
     return token
+
+
+def ensure_role_tokens(config: TableConfig) -> dict[str, list[str]]:
+    """The per-role tokens ([roles]); a role's token file that does not exist yet is created."""
+    for role, path in config.role_token_files:
+        if not path.exists():
+            _create_token_file(path, role)
+    return read_role_tokens(config)
 
 
 def main(argv: list[str]) -> int:
@@ -94,6 +107,7 @@ def main(argv: list[str]) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         token = ensure_token(config)
+        role_tokens = ensure_role_tokens(config)
     except (ConfigError, OSError) as exc:
         print(f"cardshoe run: {exc}", file=sys.stderr)
         return 2
@@ -117,7 +131,7 @@ def main(argv: list[str]) -> int:
              config.name, config.game, config.seats, config.port, config.journal, config.listen_host,
              config.listen_port, daemon.epoch)
     servers: list[uvicorn.Server] = []
-    app = create_app(daemon, token, stopping=lambda: bool(servers and servers[0].should_exit))
+    app = create_app(daemon, token, role_tokens=role_tokens, stopping=lambda: bool(servers and servers[0].should_exit))
     server = uvicorn.Server(uvicorn.Config(app, host=config.listen_host, port=config.listen_port,
                                            log_level="warning", access_log=False, timeout_graceful_shutdown=5))
     servers.append(server)

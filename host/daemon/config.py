@@ -10,7 +10,12 @@ holds the same settings and more, and command-line options override it. Example:
     seats = 7                           # playing positions on the layout, 1..7
     dealing = "automated"               # "automated" or "manual" (rules 3.7 / 3.8)
     method = "A"                        # Xtreme only: dealing method A, B or C (rule 3.7)
-    token_file = "/etc/cardshoe/TCP-07.token"   # the table controller's bearer token
+    token_file = "/etc/cardshoe/TCP-07.token"   # an all-roles token (controllers of earlier versions)
+
+    [roles]                             # a token file per role (created 0600 if absent; docs/api.md, "Roles")
+    controller = "/etc/cardshoe/TCP-07.controller.token"
+    supervisor = "/etc/cardshoe/TCP-07.supervisor.token"
+    surveillance = "/etc/cardshoe/TCP-07.surveillance.token"
 
     [shoe]
     port = "/dev/serial/by-id/usb-cardshoe_shoe_0001-if00"
@@ -50,6 +55,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from cardshoe.daemon.core import TableSetup
+
+#: The API's roles (cardshoe.api.auth; docs/api.md, "Roles").
+ROLES = ("controller", "supervisor", "surveillance")
 
 GAMES = (
     "three-card-poker",
@@ -92,6 +100,7 @@ class TableConfig:
     listen_host: str = "127.0.0.1"
     listen_port: int = 8600
     token_file: Path | None = None
+    role_token_files: tuple[tuple[str, Path], ...] = ()
     draw_magic: bool = False
     link: LinkTiming = field(default_factory=LinkTiming)
     limits: tuple[tuple[str, int, int], ...] = ()
@@ -162,7 +171,7 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"--config: cannot read {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"--config: {path} is not valid TOML: {exc}") from exc
-    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot"}
+    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot", "roles"}
     for section in data:
         if section not in known:
             raise ConfigError(f"{section}: unknown section in {path} (known: {', '.join(sorted(known))})")
@@ -174,6 +183,13 @@ def load_toml(path: Path) -> dict[str, Any]:
             out[key] = value
     if (tf := _get(table, "token_file", str, "table")) is not None:
         out["token_file"] = Path(tf)
+    role_files = []
+    for role in data.get("roles", {}):
+        if role not in ROLES:
+            raise ConfigError(f"roles.{role}: unknown role (known: {', '.join(ROLES)})")
+        role_files.append((role, Path(_get(data["roles"], role, str, "roles"))))
+    if role_files:
+        out["role_token_files"] = tuple(sorted(role_files))
     shoe = data.get("shoe", {})
     if (port := _get(shoe, "port", str, "shoe")) is not None:
         out["port"] = port
@@ -224,13 +240,26 @@ def read_token(config: TableConfig) -> str:
         return env.strip()
     if config.token_file is None:
         raise ConfigError("table.token_file: set it (or $CARDSHOE_TOKEN); the API needs the table's token")
+    return read_token_file(config.token_file, "table.token_file")
+
+
+def read_token_file(path: Path, where: str) -> str:
+    """A token from a file readable by its owner only, at least 16 characters."""
     try:
-        mode = config.token_file.stat().st_mode
-        text = config.token_file.read_text(encoding="ascii").strip()
+        mode = path.stat().st_mode
+        text = path.read_text(encoding="ascii").strip()
     except OSError as exc:
-        raise ConfigError(f"table.token_file: cannot read {config.token_file}: {exc}") from exc
+        raise ConfigError(f"{where}: cannot read {path}: {exc}") from exc
     if mode & 0o077:
-        raise ConfigError(f"table.token_file: {config.token_file} must be readable by its owner only (chmod 600)")
+        raise ConfigError(f"{where}: {path} must be readable by its owner only (chmod 600)")
     if len(text) < 16:
-        raise ConfigError(f"table.token_file: the token in {config.token_file} is shorter than 16 characters")
+        raise ConfigError(f"{where}: the token in {path} is shorter than 16 characters")
     return text
+
+
+def read_role_tokens(config: TableConfig) -> dict[str, list[str]]:
+    """The per-role tokens of the table file's [roles] section: token -> roles."""
+    out: dict[str, list[str]] = {}
+    for role, path in config.role_token_files:
+        out.setdefault(read_token_file(path, f"roles.{role}"), []).append(role)
+    return out

@@ -204,6 +204,14 @@ class TableControl:
             out["settlement"] = settlement
         return out
 
+    def round_list(self, limit: int) -> list[dict[str, Any]]:
+        """The rounds in memory, newest first (at most `limit`): id, status, void or not."""
+        with self.service.lock:
+            rounds_ = list(self.service.core.rounds.values())[-limit:]
+            out = [{"round_id": r.round_id, "status": r.status.value, "void": r.void is not None} for r in rounds_]
+        out.reverse()
+        return out
+
     def round_export(self, round_id: str) -> dict[str, Any]:
         """The round in the round-file format (docs/round-format.md) for `cardshoe settle`."""
         with self.service.lock:

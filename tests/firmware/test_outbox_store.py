@@ -273,6 +273,33 @@ print('BOOT', st2.shoe_no, B.open_log(st2))
     assert "BOOT 42 3" in out, out
 
 
+def test_a_new_shoe_whose_state_is_saved_starts_even_if_its_log_cannot_be_opened_yet(mpy) -> None:  # type: ignore[no-untyped-def]
+    # The state record names the new session once it is saved: refusing the NEW_SHOE then
+    # would leave the shoe's RAM and its flash on different sessions. A directory where the
+    # new log's first segment goes makes that one open fail (OSError, as a flash would).
+    out = mpy(STORE + """
+import os
+from app.store import StorageError
+st = Store(root)
+B.count_boot(st)
+st.new_session(42, 7, 2, bytearray(0), 0)
+os.mkdir(st.dir + 'log/0000002b.0000')
+try:
+    st.new_session(43, 8, 2, bytearray(0), 0)
+    print('STARTED', st.shoe_no, st.deck_id, st.logged)
+except StorageError:
+    print('REFUSED', st.shoe_no)
+st.close_log()
+T.unmount()
+T.mount(bd, fresh=False)
+st2 = Store(root)
+B.load_state(st2)
+print('BOOT', st2.shoe_no, st2.deck_id)
+""")
+    assert "STARTED 43 8 0" in out, out
+    assert "BOOT 43 8" in out, out
+
+
 def test_a_torn_log_the_boot_cannot_rewrite_is_kept_and_the_boot_stops(mpy) -> None:  # type: ignore[no-untyped-def]
     out = mpy(STORE + """
 import os

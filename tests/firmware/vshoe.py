@@ -80,11 +80,20 @@ class Peer:
         return P.encode_frame(message, key=self.key, shoe=self.serial, boot=self.epoch, seq=seq, flags=flags)  # type: ignore[arg-type]
 
 
+#: The whole firmware with its code compiled into RAM (a stock Pico: no ROM partition) runs
+#: in 96 KB here. At 64 KB it has one littlefs file's worth of heap to spare (firmware/README.md,
+#: "Memory": 5.1 KB free, the largest hole 1.9 KB) and fails now and then at a file open, so
+#: 64 KB is the target `cardshoe bench firmware` measures (issue 15), not a bound the tests
+#: can stand on. 96 KB on this 64-bit port is still well under a stock RP2040's 236 KB of
+#: 32-bit heap. The code run in place from ROMFS is tested at 64 KB (test_link).
+IN_RAM_HEAP = "96k"
+
+
 class VShoe:
     """The firmware on a pty with a sim socket and a persistent littlefs image."""
 
     def __init__(self, workdir: Path, build: Path, serial: int = 1001, key: bytes = b"K" * 32,
-                 heapsize: str = "64k", romfs: bool = False) -> None:
+                 heapsize: str = IN_RAM_HEAP, romfs: bool = False) -> None:
         self.dir = workdir
         # romfs: the code in a ROMFS image mapped outside the heap (as `cardshoe flash`
         # deploys to a board with a ROM partition), only main.py in the littlefs image.

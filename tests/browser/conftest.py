@@ -1,0 +1,55 @@
+"""Fixtures for the live table page's browser test: a daemon served over real HTTP and
+headless Chromium (Debian's `chromium` + `chromedriver`, installed by scripts/browser-deps)
+driven by Selenium. Nothing is downloaded at run time: the driver path is given, so
+Selenium Manager never runs."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from browser_harness import Served, Table  # noqa: E402
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Callable[..., Served]]:
+    made: list[tuple[Table, Served]] = []
+
+    def make(game: str, seats: int = 7) -> Served:
+        table = Table(tmp_path / f"t{len(made)}", game, seats)
+        s = Served(table)
+        made.append((table, s))
+        return s
+
+    yield make
+    for table, s in made:
+        s.stop()
+        table.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or driver_path is None:
+        pytest.fail("chromium and chromedriver are needed (bash scripts/browser-deps installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1400,1250", "--enable-precise-memory-info", "--no-first-run",
+                "--disable-extensions", "--disable-background-networking", "--js-flags=--expose-gc"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver.set_script_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -1,0 +1,182 @@
+"""Roles, the pit view and browser sessions on the API (issue 13 item 2-3; docs/api.md,
+"Authentication and roles"), without a browser: the in-process client."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_harness import TOKEN, Table
+from fastapi.testclient import TestClient
+
+from cardshoe.api import create_app
+from cardshoe.cards import parse_card
+from cardshoe.daemon.config import ConfigError, TableConfig, load_toml, read_role_tokens
+
+TCP = "three-card-poker"
+STUD = "megalink-singapore-stud-poker"
+CTL, SUP, SURV = "controller-token-0123456789", "supervisor-token-0123456789", "surveillance-token-012345678"
+
+
+def clients(table: Table) -> dict[str, TestClient]:
+    app = create_app(table.daemon, TOKEN, role_tokens={CTL: ["controller"], SUP: ["supervisor"], SURV: ["surveillance"]})
+    return {name: TestClient(app, headers={"Authorization": f"Bearer {tok}"})
+            for name, tok in (("all", TOKEN), ("controller", CTL), ("supervisor", SUP), ("surveillance", SURV))}
+
+
+def refusals(table: Table) -> list[dict[str, Any]]:
+    with table.daemon.journal.reader() as reader:  # type: ignore[union-attr]
+        return [e.data() for e in reader.entries(("reject",)) if e.data().get("reason") == "api_refused"]
+
+
+def test_each_role_does_only_its_work_and_every_refusal_is_journaled(make_table) -> None:  # type: ignore[no-untyped-def]
+    table: Table = make_table(TCP, 7)
+    c = clients(table)
+    # Supervisor and surveillance may not open a round (controller's work) ...
+    assert c["supervisor"].post("/rounds").status_code == 403
+    assert c["surveillance"].post("/rounds").status_code == 403
+    rid = c["controller"].post("/rounds").json()["round_id"]
+    # ... the controller may not void or confirm (supervisor's work); surveillance writes nothing.
+    void = {"rule": "5.4", "reason": "test", "by": "PS-1"}
+    r = c["controller"].post(f"/rounds/{rid}/void", json=void)
+    assert r.status_code == 403 and r.json()["detail"]["field"] == "role"
+    assert c["surveillance"].post(f"/rounds/{rid}/void", json=void).status_code == 403
+    assert c["controller"].post("/shoe/clear", json={"integrity_mask": 0, "fault_mask": 0}).status_code == 403
+    # Surveillance may read everything; the supervisor may not export (every card's value).
+    assert c["surveillance"].get(f"/rounds/{rid}/export").status_code in (200, 409, 422)
+    assert c["supervisor"].get(f"/rounds/{rid}/export").status_code == 403
+    assert c["supervisor"].post(f"/rounds/{rid}/void", json=void).status_code == 200
+    got = refusals(table)
+    assert [(r["status"], r["path"], r["roles"]) for r in got] == [
+        (403, "/rounds", ["supervisor"]), (403, "/rounds", ["surveillance"]),
+        (403, f"/rounds/{rid}/void", ["controller"]), (403, f"/rounds/{rid}/void", ["surveillance"]),
+        (403, "/shoe/clear", ["controller"]), (403, f"/rounds/{rid}/export", ["supervisor"])]
+    assert all(tok.encode() not in table.config.journal.read_bytes() for tok in (TOKEN, CTL, SUP, SURV))
+
+
+def test_refusal_journaling_is_bounded(make_table) -> None:  # type: ignore[no-untyped-def]
+    table: Table = make_table(TCP, 7)
+    bad = TestClient(create_app(table.daemon, TOKEN), headers={"Authorization": "Bearer not-a-token-of-this-table"})
+    for _ in range(100):
+        assert bad.get("/status").status_code == 401
+    assert len(refusals(table)) == 60
+
+
+def test_the_pit_view_has_no_face_down_card_until_settled(make_table) -> None:  # type: ignore[no-untyped-def]
+    table: Table = make_table(TCP, 7)
+    c = clients(table)
+    table.power_on_and_load()
+    rid = table.ok("POST", "/rounds")["round_id"]
+    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "ante", "amount": 1000})
+    table.ok("POST", f"/rounds/{rid}/no-more-bets")
+    table.deal([parse_card(x) for x in ["Ah", "Kh", "Qh", "2c", "7d", "9s"]])
+    pit = c["supervisor"].get(f"/rounds/{rid}").json()
+    assert pit["view"] == "pit"
+    assert [card["code"] for card in pit["cards"].values()] == [None] * 6
+    assert all("reader_id" not in card for card in pit["cards"].values())
+    assert pit["hands"] == {"seat 2": [None] * 3, "dealer": [None] * 3}
+    assert c["surveillance"].get(f"/rounds/{rid}?view=pit").json()["cards"]["1"]["code"] is None
+    assert c["surveillance"].get(f"/rounds/{rid}").json()["cards"]["1"]["code"] == parse_card("Ah")
+    # Hand classes (TCP 3.16.1: A-K-Q suited is a Royal Flush) only where the cards are shown.
+    assert c["surveillance"].get(f"/rounds/{rid}?classes=true").json()["hand_classes"] == {
+        "seat 2": "Royal Flush", "dealer": "High Card"}
+    assert c["supervisor"].get(f"/rounds/{rid}?classes=true").json()["hand_classes"] == {}
+    table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
+    table.ok("POST", f"/rounds/{rid}/settle")
+    assert c["supervisor"].get(f"/rounds/{rid}").json()["hands"]["seat 2"] == [parse_card(x) for x in ["Ah", "Kh", "Qh"]]
+
+
+def test_stud_up_card_is_public_in_the_pit_view(make_table) -> None:  # type: ignore[no-untyped-def]
+    # Singapore Stud 3.7: the dealer's fifth card is dealt face up.
+    table: Table = make_table(STUD, 7)
+    c = clients(table)
+    table.power_on_and_load()
+    rid = table.ok("POST", "/rounds")["round_id"]
+    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 1, "wager": "ante", "amount": 1000})
+    table.ok("POST", f"/rounds/{rid}/no-more-bets")
+    table.deal(list(range(10)))
+    full = table.round(rid)
+    up = [k for k, p in full["placements"].items() if p == {"kind": "dealer", "seat": 0, "number": 5}]
+    assert len(up) == 1
+    pit = c["supervisor"].get(f"/rounds/{rid}").json()
+    shown = {k: v["code"] for k, v in pit["cards"].items() if v["code"] is not None}
+    assert shown == {up[0]: full["cards"][up[0]]["code"]}
+
+
+def test_pit_view_hides_burns_and_shows_exposed_cards() -> None:
+    # A pure check of the pit view on a round as GET /rounds shows it: the burn card (a code
+    # in `burns`) stays face down; the card exposed at the table (5.4/6.1) is public.
+    from cardshoe.api.pitview import hidden_texts_of, public_of, scrub
+
+    ah, kd, two = parse_card("Ah"), parse_card("Kd"), parse_card("2c")
+    snap = {"status": "dealing", "void": None,
+            "placements": {"1": {"kind": "burn", "seat": 0, "number": 1}, "2": {"kind": "seat", "seat": 1, "number": 1},
+                           "3": {"kind": "seat", "seat": 1, "number": 2}},
+            "cards": {"1": {"index": 1, "code": ah, "reader_id": "x"}, "2": {"index": 2, "code": kd, "reader_id": "y"},
+                      "3": {"index": 3, "code": two, "reader_id": "z"}},
+            "burns": [ah], "hands": {"seat 1": [kd, two]},
+            "exposures": [{"place": {"kind": "seat", "seat": 1, "number": 2}, "shoe_index": None}],
+            "irregularities": [{"detail": "Ah burned, Kd at seat 1", "evidence": [{"index": 1, "code": ah}]}]}
+    public = public_of(snap, set())
+    pit = scrub(snap, public, hidden_texts=hidden_texts_of(snap, public))
+    assert pit["burns"] == [None] and pit["hands"] == {"seat 1": [None, two]}
+    assert [pit["cards"][k]["code"] for k in "123"] == [None, None, two]
+    assert pit["irregularities"][0] == {"detail": "?? burned, ?? at seat 1", "evidence": [{"index": 1, "code": None}]}
+    snap["status"] = "settled"
+    assert scrub(snap, public_of(snap, set())) == snap
+
+
+def test_session_cookie_and_csrf(make_table) -> None:  # type: ignore[no-untyped-def]
+    table: Table = make_table(TCP, 7)
+    app = create_app(table.daemon, TOKEN, role_tokens={SUP: ["supervisor"]})
+    browser = TestClient(app, base_url="http://table.local")
+    assert browser.post("/session", json={"token": "wrong-token-wrong-token"}).status_code == 401
+    assert browser.post("/session", json={"token": SUP}, headers={"Origin": "http://evil.example"}).status_code == 403
+    r = browser.post("/session", json={"token": SUP})
+    assert r.status_code == 200 and r.json()["roles"] == ["supervisor"]
+    cookie = r.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie and "max-age=" in cookie
+    csrf = r.json()["csrf"]
+    assert browser.get("/status").status_code == 200  # the cookie reads
+    rid = table.ok("POST", "/rounds")["round_id"]
+    void = {"rule": "5.4", "reason": "test", "by": "PS-1"}
+    assert browser.post(f"/rounds/{rid}/void", json=void).status_code == 403  # no CSRF token
+    assert browser.post(f"/rounds/{rid}/void", json=void,
+                        headers={"X-CSRF-Token": csrf, "Origin": "http://evil.example"}).status_code == 403
+    assert browser.post(f"/rounds/{rid}/void", json=void, headers={"X-CSRF-Token": csrf}).status_code == 200
+    assert browser.delete("/session", headers={"X-CSRF-Token": csrf}).status_code == 200
+    browser.cookies.clear()
+    browser.cookies.set("cardshoe_session", r.cookies["cardshoe_session"], domain="table.local")
+    assert browser.get("/status").status_code == 401  # signed out
+
+
+def test_docs_and_page_load_nothing_from_the_internet(make_table) -> None:  # type: ignore[no-untyped-def]
+    table: Table = make_table(TCP, 7)
+    client = table.client
+    docs = client.get("/docs").text
+    assert "cdn" not in docs.lower() and "/static/swagger/swagger-ui-bundle.js" in docs
+    assert re.findall(r"https?://", docs) == [] and '"validatorUrl": null' in docs
+    assert client.get("/static/swagger/swagger-ui-bundle.js").status_code == 200
+    page = client.get("/table")
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    for asset in ("/static/page/table.js", "/static/page/table.css"):
+        assert client.get(asset).status_code == 200
+    assert "http" not in page.text.replace("http://www.w3.org", "")
+
+
+def test_role_token_files_from_the_table_file(tmp_path: Path) -> None:
+    ctl = tmp_path / "ctl.token"
+    ctl.write_text("c" * 20 + "\n")
+    ctl.chmod(0o600)
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'[roles]\ncontroller = "{ctl}"\nsupervisor = "{ctl}"\n')
+    cfg = TableConfig(port="x", game=TCP, seats=7, **load_toml(toml))
+    assert read_role_tokens(cfg) == {"c" * 20: ["controller", "supervisor"]}
+    ctl.chmod(0o644)
+    with pytest.raises(ConfigError, match="roles.controller"):
+        read_role_tokens(cfg)
+    toml.write_text('[roles]\npitboss = "/x"\n')
+    with pytest.raises(ConfigError, match="roles.pitboss"):
+        load_toml(toml)
