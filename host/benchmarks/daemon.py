@@ -125,17 +125,7 @@ def run(rounds: int, journal_dir: Path, synchronous: str = "FULL") -> dict[str, 
     consumer = threading.Thread(target=loop.run_until_complete, args=(consume(sub),), daemon=True)
     consumer.start()
     try:
-        # pyserial flushes the port's input when it opens it: send only once it is open
-        # (a real shoe just resends; this scripted one does not).
-        deadline = time.monotonic() + 10
-        while not daemon.link_up and time.monotonic() < deadline:
-            time.sleep(0.01)
-        shoe.wait_acked(shoe.send(Hello(1, 0, 0, bytes(32), 1, 2, 0, 0, 0, 0, 0)))
-        deadline = time.monotonic() + 10
-        while daemon.shoe_serial != SERIAL and time.monotonic() < deadline:
-            time.sleep(0.01)
-        shoe_no = daemon.load_shoe(0xDECC, None, SERIAL, wait_s=10)
-        time.sleep(0.2)
+        shoe_no = bring_up(daemon, shoe, 0xDECC)
         control = daemon.control
         assert control is not None
         latencies: list[float] = []
@@ -178,6 +168,22 @@ def run(rounds: int, journal_dir: Path, synchronous: str = "FULL") -> dict[str, 
     return {"cards": cards, "rounds": rounds, "p50_ms": q[49], "p90_ms": q[89], "p99_ms": q[98],
             "max_ms": lat_ms[-1], "cpu_ms_per_card": daemon_cpu * 1000 / cards,
             "process_cpu_ms_per_card": cpu * 1000 / cards, "wall_s": wall}
+
+
+def bring_up(daemon: Daemon, shoe: BenchShoe, deck_id: int) -> int:
+    """Introduce the scripted shoe to a started daemon and load a shoe of `deck_id`; its number."""
+    # pyserial flushes the port's input when it opens it: send only once it is open
+    # (a real shoe just resends; this scripted one does not).
+    deadline = time.monotonic() + 10
+    while not daemon.link_up and time.monotonic() < deadline:
+        time.sleep(0.01)
+    shoe.wait_acked(shoe.send(Hello(1, 0, 0, bytes(32), 1, 2, 0, 0, 0, 0, 0)))
+    deadline = time.monotonic() + 10
+    while daemon.shoe_serial != SERIAL and time.monotonic() < deadline:
+        time.sleep(0.01)
+    shoe_no = daemon.load_shoe(deck_id, None, SERIAL, wait_s=10)
+    time.sleep(0.2)
+    return shoe_no
 
 
 def _stop_item() -> Any:

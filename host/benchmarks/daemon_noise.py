@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from cardshoe.benchmarks.daemon import KEY, SERIAL, BenchShoe, _stop_item
+from cardshoe.benchmarks.daemon import KEY, SERIAL, BenchShoe, _stop_item, bring_up
 from cardshoe.daemon.config import TableConfig
 from cardshoe.daemon.daemon import Daemon
 from cardshoe.journal import JournalReader
 from cardshoe.protocol.frames import encode_frame
-from cardshoe.protocol.messages import Card, Hello
+from cardshoe.protocol.messages import Card
 
 WRONG_KEY = bytes(range(200, 232))
 DECK = 0xDECC
@@ -111,15 +111,7 @@ def run(journal_dir: Path, noise_frames: int = 20_000, guesses: int = 1_000) -> 
     consumer.start()
     out: list[BurstFigures] = []
     try:
-        deadline = time.monotonic() + 10
-        while not daemon.link_up and time.monotonic() < deadline:
-            time.sleep(0.01)
-        shoe.wait_acked(shoe.send(Hello(1, 0, 0, bytes(32), 1, 2, 0, 0, 0, 0, 0)))
-        deadline = time.monotonic() + 10
-        while daemon.shoe_serial != SERIAL and time.monotonic() < deadline:
-            time.sleep(0.01)
-        shoe_no = daemon.load_shoe(DECK, None, SERIAL, wait_s=10)
-        time.sleep(0.2)
+        shoe_no = bring_up(daemon, shoe, DECK)
         control = daemon.control
         assert control is not None
         rid = control.open_round().round_id
