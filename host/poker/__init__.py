@@ -144,12 +144,13 @@ class Hand(tuple):  # type: ignore[type-arg]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Hand):
-            return NotImplemented
+            # never equal to a plain tuple (whose reflected == would compare the items)
+            return False if isinstance(other, tuple) else NotImplemented
         return self._fields() == other._fields()
 
     def __ne__(self, other: object) -> bool:
         if not isinstance(other, Hand):
-            return NotImplemented
+            return True if isinstance(other, tuple) else NotImplemented
         return self._fields() != other._fields()
 
     def __hash__(self) -> int:
