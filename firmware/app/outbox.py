@@ -5,6 +5,14 @@ frame not yet acknowledged. Frames are encoded when sent (the RESENT flag change
 header, hence the tag and CRC), by the `emit(type, flags, seq, payload_mv, n)` callable
 the link gives (`payload_mv` is the slot's whole buffer; `n` bytes of it are the payload). No slot is ever overwritten before its ACK: when the ring is full the
 caller must wait (cards wait in the flash log, commands are resent by the host).
+
+The last `REPLY_SLOTS` slots are for the REPLY to the first command of a newer host
+epoch (SPEC 4, "Outbox full"): a restarted daemon acknowledges nothing until the REPLY to
+its PING proves the shoe live (SPEC 3.4 item 6), so that REPLY must find a slot however
+full the outbox is. Cards, keys and deck status stop `REPLY_SLOTS + 1` short of full,
+FAULTs and the REPLYs to a host's later commands `REPLY_SLOTS` short, and a REPLY repeated
+for a resent command goes out again from its own slot (`resend`) rather than taking
+another (app/link.py). Two slots: the daemon before may have died unproven holding one.
 """
 
 import time
@@ -17,6 +25,8 @@ _SLOTS = const(16)
 # The largest shoe-to-host payload is HELLO's 51 bytes (CARD at most 35): slots need no more.
 _PAYLOAD_MAX = const(52)
 _FLAG_RESENT = const(1)
+# Slots only a REPLY to a new command may take (see above); shoe.py and link.py read it.
+REPLY_SLOTS = 2
 
 
 class Outbox:
@@ -100,6 +110,15 @@ class Outbox:
             self._send(slot, seq, _FLAG_RESENT)
             seq += 1
         self._backoff = self.resend_ms
+
+    def resend(self, seq):
+        """Retransmit the held frame `seq` now (RESENT set); False when it is not held
+        (acknowledged, or never sent)."""
+        if not self.acked < seq < self.next_seq:
+            return False
+        self.resent += 1
+        self._send((self._head + seq - self.acked - 1) % self.size, seq, _FLAG_RESENT)
+        return True
 
     def service(self, now):
         """Resend the oldest frame when its ACK is overdue, doubling the wait each time."""
