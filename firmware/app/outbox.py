@@ -121,11 +121,20 @@ class Outbox:
         return True
 
     def service(self, now):
-        """Resend the oldest frame when its ACK is overdue, doubling the wait each time."""
+        """Resend every held frame, oldest first, when the ACK is overdue, doubling the wait
+        each time (SPEC 4).
+
+        Every held frame, not only the oldest: when the oldest's ACK was lost, or the host's
+        RESEND_FROM after a gap, resending only the oldest gave one frame per timeout, each
+        half lost again on a noisy line, while the frames behind it waited (issue 11, defect
+        C: a journaled frame resent for seconds, about 1 card/s). Now the host takes the
+        frames behind it from the same resend, and its cumulative ACK covers the oldest too."""
         if not self.count or time.ticks_diff(now, self._last_tx) < self._backoff:
             return False
-        self.resent += 1
-        self._send(self._head, self.acked + 1, _FLAG_RESENT)
+        seq = self.acked + 1
+        for i in range(self.count):
+            self.resent += 1
+            self._send((self._head + i) % self.size, seq + i, _FLAG_RESENT)
         self._backoff = min(self._backoff * 2, self.resend_max_ms)
         return True
 
