@@ -123,8 +123,9 @@ class Link:
         # restarted host's PING, which must be answered before that host acknowledges
         # anything (SPEC 3.4 item 6). A host's later commands leave them free, so no number
         # of its REPLYs left unacknowledged when it died can keep the next one from a slot.
-        if self.outbox.free() <= (0 if epoch > self._l_epoch else REPLY_SLOTS):
-            # No slot for the REPLY: forget we saw it (and what follows it); the host resends it.
+        if self.outbox.free() <= (0 if epoch > self._l_epoch else REPLY_SLOTS) or not self.handler.ready(mtype):
+            # No slot for the REPLY, or the shoe cannot take it yet: forget we saw it (and
+            # what follows it); the host resends it.
             self.rx.last_boot = self.epoch
             self.rx.last_seq = self.seq
             self._stalled = True

@@ -373,6 +373,15 @@ class Shoe:
             ob.push(_T_HEARTBEAT, self.payload, 7)
 
     # -- host commands (called by Link) -----------------------------------
+    def ready(self, mtype):
+        """False when command `mtype` must wait (Link does not take it; the host resends it).
+
+        A NEW_SHOE while cards of the loaded session still wait to be framed (re-sent for
+        CARDS_FROM after a reboot, or behind a full outbox) would cut them off; it waits
+        until they are out (SPEC 5, NEW_SHOE). Refusing it instead left the host with a
+        REFUSED it took for final: the new shoe never loaded (issue 11)."""
+        return not (mtype == _T_NEW_SHOE and self.next_frame <= self.store.logged)
+
     def command(self, mtype, p, n):
         if mtype == _T_NEW_SHOE:
             return self._new_shoe(p, n)
