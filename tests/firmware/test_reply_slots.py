@@ -79,6 +79,8 @@ def test_a_resent_command_gets_its_held_reply_again_and_a_restarted_host_always_
     host = [ping1] + [ping1_again] * 6 + [ping2, ping2_new_seq, time2]
     out = mpy(SHOE + """
 deal(20)                   # no ACKs from here on: cards fill what they may, OUTBOX_FULL is raised
+board.fault(2, 1)          # and a JAM: it waits, as FAULTs leave the REPLY slots free
+T.spin(shoe, 2)
 phase('full')
 host_line()
 phase('ping1')
