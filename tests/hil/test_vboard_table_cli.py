@@ -4,10 +4,10 @@
 
 Expectations from the rules and the SPEC, not from the code: Three Card Poker's automated
 dealing (TCP 3.7: three cards to each position with a wager, in seat order, then three to the
-dealer); the dealer qualifies with queen high or better (TCP 3.10), so against 2c 7d 9s the
-ante is paid 1 to 1 and the play stands off (TCP 3.12); Pair Plus pays a straight flush
-40 to 1 (TCP 4.3, pay table 40-30-6-4-1); the barcode of a card is SPEC section 6's
-(its worked examples are checked verbatim).
+dealer); a dealer without a queen or better (2c 7d 9s) does not compare hands: no payment on
+the play, the ante paid by 4.1's 1 to 1 (TCP 3.11, 3.11.1, 3.11.2); Pair Plus pays a straight
+flush 40 to 1 whatever the dealer holds (TCP 3.11.4, 4.3); the barcode of a card is SPEC
+section 6's (its worked examples are checked verbatim).
 """
 
 from __future__ import annotations
@@ -170,9 +170,9 @@ def test_a_round_from_a_shell(tmp_path: Path) -> None:
         call("POST", f"/rounds/{rid}/decisions", {"seat": 4, "choice": "play"})
         settled = settlement_of(call("POST", f"/rounds/{rid}/settle", {}))
         by = {(s["seat"], w["wager"]): w for s in settled["seats"] for w in s["wagers"]}
-        assert by[(1, "pair_plus")]["net"] == 40 * 500  # TCP 4.3: straight flush 40 to 1
-        assert by[(4, "ante")]["net"] == 500  # TCP 3.12: the dealer does not qualify, ante 1 to 1
-        assert by[(4, "play")]["net"] == 0  # ... and the play stands off
+        assert by[(1, "pair_plus")]["net"] == 40 * 500  # TCP 3.11.4, 4.3: straight flush 40 to 1
+        assert by[(4, "ante")]["net"] == 500  # TCP 3.11.2: the dealer does not qualify, ante 1 to 1
+        assert by[(4, "play")]["net"] == 0  # TCP 3.11.1: no payment on the play
     finally:
         if daemon is not None:
             daemon.send_signal(signal.SIGTERM)
