@@ -65,9 +65,8 @@ class ControlServer:
         self._lock = threading.Lock()  # one command at a time reaches the board, in order
         self._short_dir: str | None = None
         listen_at = self.path
-        for old in (self.path,):
-            if old.is_symlink() or old.exists():
-                old.unlink()
+        if self.path.is_symlink() or self.path.exists():
+            self.path.unlink()  # left by a board that was killed
         if len(os.fsencode(str(self.path))) > _UNIX_SOCKET_PATH_MAX:
             # Deep work folders (pytest's tmp_path) overflow sun_path: listen in a short
             # private folder and leave a symlink where clients look.
@@ -93,9 +92,12 @@ class ControlServer:
 
     def _serve(self, conn: socket.socket) -> None:
         with conn, conn.makefile("rwb") as stream:
-            for raw in stream:
+            while True:
+                raw = stream.readline(_MAX_LINE + 1)  # bounded: a line never grows without end
+                if not raw:
+                    return
                 if len(raw) > _MAX_LINE:
-                    stream.write(b"error: line too long\n")
+                    stream.write(f"error: a line is at most {_MAX_LINE} bytes\n".encode())
                     stream.flush()
                     return
                 line = raw.decode("ascii", "replace").rstrip("\r\n")
@@ -135,11 +137,16 @@ def send(board_dir: Path, lines: list[str], timeout: float = 30.0) -> None:
         sock.close()
         raise BoardControlError(f"the virtual board in {board_dir} does not answer on {path}: {exc}") from exc
     with sock, sock.makefile("rwb") as stream:
-        for line in lines:
-            stream.write(line.encode("ascii") + b"\n")
-            stream.flush()
-            answer = stream.readline().decode("ascii", "replace").rstrip("\n")
+        for done, line in enumerate(lines):
+            # Past the first line, say how far it got: the lines before this one were carried out.
+            where = f" (after {done} of {len(lines)} lines were carried out)" if done else ""
+            try:
+                stream.write(line.encode("ascii") + b"\n")
+                stream.flush()
+                answer = stream.readline(_MAX_LINE + 1).decode("ascii", "replace").rstrip("\n")
+            except OSError as exc:
+                raise BoardControlError(f"the virtual board in {board_dir} stopped answering at {line!r}{where}: {exc}") from exc
             if not answer:
-                raise BoardControlError(f"the virtual board in {board_dir} closed the connection at {line!r}")
+                raise BoardControlError(f"the virtual board in {board_dir} closed the connection at {line!r}{where}")
             if answer != "ok":
-                raise BoardControlError(f"the virtual board refused {line!r}: {answer.removeprefix('error: ')}")
+                raise BoardControlError(f"the virtual board refused {line!r}{where}: {answer.removeprefix('error: ')}")

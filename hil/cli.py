@@ -144,6 +144,10 @@ def _make_board(args: argparse.Namespace) -> VirtualBoard:
 
 
 def _cmd_board(args: argparse.Namespace) -> int:
+    if args.flash and (args.off or args.safe_boot):
+        print("cardshoe hil board: --flash powers the board on and runs the firmware; "
+              "it excludes --off and --safe-boot", file=sys.stderr)
+        return 2
     board = _make_board(args)
     stop = threading.Event()
 
@@ -156,7 +160,7 @@ def _cmd_board(args: argparse.Namespace) -> int:
     try:
         keys = (args.keys if args.keys is not None else board.workdir / "keys").resolve()
         if not args.off:
-            board.power_on(safe_boot=args.safe_boot and not args.flash)
+            board.power_on(safe_boot=args.safe_boot)
         if args.flash:
             _flash(board, args.serial, keys)
         print(board.tty_path, flush=True)

@@ -90,6 +90,25 @@ def card_texts_in_dom(browser: Any) -> set[str]:
     return {m for m in re.findall(r"(?<![A-Za-z0-9])([2-9TJQKA][cdhs])(?![A-Za-z0-9])", html)}
 
 
+def watch_for_card_texts(browser: Any) -> None:
+    """Record in the page every card text ("Ah") that any DOM change brings in (added nodes,
+    attributes, text), so a value drawn and then hidden again is caught too; read back
+    `window.__leaks` (and `window.__changes`, the number of changes seen)."""
+    browser.execute_script("""
+        window.__leaks = []; window.__changes = 0;
+        const re = /(?<![A-Za-z0-9])[2-9TJQKA][cdhs](?![A-Za-z0-9])/;
+        const check = (text, where) => { if (text && re.test(text)) window.__leaks.push(where + ': ' + text.slice(0, 200)); };
+        window.__watch = new MutationObserver((records) => {
+            for (const m of records) {
+                window.__changes += 1;
+                if (m.type === 'attributes') check(m.target.getAttribute(m.attributeName), '@' + m.attributeName);
+                else if (m.type === 'characterData') check(m.target.data, '#text');
+                else for (const n of m.addedNodes) check(n.nodeType === 1 ? n.outerHTML : n.textContent, 'node');
+            }
+        });
+        window.__watch.observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});""")
+
+
 def card_values(value: Any) -> list[Any]:
     """Every card value in a JSON value: a shoe card's `card`/`code`/`reader_id`, a hand's
     `cards` (a face-down card is null, a missing barcode absent)."""
@@ -135,6 +154,7 @@ def test_pit_view_reconstruction_settlement_and_surveillance(board_table: Any, b
     table.power_on_and_load()
     sign_in(browser, s, SUPERVISOR)
     assert "PIT VIEW" in text_of(browser, "#view-badge")
+    watch_for_card_texts(browser)  # every DOM change from here until settlement
 
     rid = open_round(table)
     table.deal(codes(EXTRA_HAND))  # through the firmware: barcode read, exit sensor, flash log, frame
@@ -192,6 +212,9 @@ def test_pit_view_reconstruction_settlement_and_surveillance(board_table: Any, b
              "the page's confirmation to reach the daemon")
     assert table.round(rid)["irregularities"][0]["resolved_by"] == "PS-17"
     wait_for(lambda: "reconstructed" in text_of(browser, "#flags"), WAIT, "the page to show it")
+    # Not only at the end: no DOM change while the cards came in showed a face-down value.
+    changes, leaks = browser.execute_script("window.__watch.disconnect(); return [window.__changes, window.__leaks]")
+    assert changes > len(EXTRA_HAND) and leaks == [], leaks
 
     # Decisions and settlement by the controller; the page's settlement is the API's.
     for seat in (2, 5):

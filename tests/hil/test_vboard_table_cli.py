@@ -27,6 +27,7 @@ import pytest
 
 from cardshoe.cards import card_text
 from cardshoe.hil.bench import free_port
+from cardshoe.hil.boardctl import send
 
 DECK = 0x00C0FFEE
 TOKEN = "integrator-token-0123456789abcdef"
@@ -94,6 +95,8 @@ def test_deal_without_a_board_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 1 and "no virtual board runs in" in done.stderr
     done = cardshoe("hil", "deal", "--board", str(tmp_path), "As", "1x")
     assert done.returncode == 2 and "'1x'" in done.stderr
+    done = cardshoe("hil", "board", "--workdir", str(tmp_path / "b"), "--flash", "--off")
+    assert done.returncode == 2 and "excludes --off" in done.stderr
 
 
 def test_a_round_from_a_shell(tmp_path: Path) -> None:
@@ -173,6 +176,12 @@ def test_a_round_from_a_shell(tmp_path: Path) -> None:
         assert by[(1, "pair_plus")]["net"] == 40 * 500  # TCP 3.11.4, 4.3: straight flush 40 to 1
         assert by[(4, "ante")]["net"] == 500  # TCP 3.11.2: the dealer does not qualify, ante 1 to 1
         assert by[(4, "play")]["net"] == 0  # TCP 3.11.1: no payment on the play
+
+        # The board switched off through its control socket: dealing is refused, in one line.
+        send(workdir, ["!off"])
+        refused = cardshoe("hil", "deal", "--board", str(workdir), "As", "Kd")
+        assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+        assert "refused 'barcode CS00C0FFEEAS" in refused.stderr and "no firmware connected" in refused.stderr
     finally:
         if daemon is not None:
             daemon.send_signal(signal.SIGTERM)
