@@ -84,7 +84,7 @@ def progressive_hits(settlement: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def frame_tag(raw: bytes) -> bytes:
     """The HMAC tag of a frame given as its COBS-encoded bytes (SPEC 2: ... | tag | CRC-32)."""
-    frame = cobs.decode(bytes(raw).strip(b"\x00"))
+    frame: bytes = cobs.decode(bytes(raw).strip(b"\x00"))
     return frame[-(CRC_SIZE + TAG_SIZE):-CRC_SIZE]
 
 

@@ -134,7 +134,8 @@ def _verify(args: argparse.Namespace) -> int:
         if Path(text).is_file():
             text = Path(text).read_text(encoding="ascii").strip()
         pubkey = _hex32(text, "--table-pubkey")
-    body = doc.get("evidence") if isinstance(doc.get("evidence"), dict) else {}
+    found = doc.get("evidence")
+    body: dict[str, Any] = found if isinstance(found, dict) else {}
     serials = sorted({f.get("shoe") for f in body.get("frames", []) if isinstance(f.get("shoe"), int)})
     report = verify(doc, keys=_shoe_keys(args, serials), table_pubkey=pubkey)
     if args.json:

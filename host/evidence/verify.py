@@ -83,6 +83,11 @@ def _verify_signature(doc: Mapping[str, Any], body: Mapping[str, Any],
     return [], named.hex()
 
 
+def _only(serial: int, key: bytes) -> KeyLookup:
+    """A key lookup that knows one shoe's key."""
+    return lambda s: key if s == serial else None
+
+
 def _verify_frames(body: Mapping[str, Any], keys: KeyLookup) -> tuple[list[Failure], dict[tuple[int, int], dict[str, Any]]]:
     """Every frame's tag and contents; the authenticated card frames by (shoe_no, index)."""
     from cardshoe.protocol.errors import FrameRejected
@@ -102,8 +107,7 @@ def _verify_frames(body: Mapping[str, Any], keys: KeyLookup) -> tuple[list[Failu
             continue
         try:
             raw = bytes.fromhex(str(f.get("raw", "")))
-            frame = decode_frame(raw, keys=lambda s, k=key, n=serial: k if s == n else None,
-                                 direction=Direction.SHOE_TO_HOST)
+            frame = decode_frame(raw, keys=_only(int(serial), key), direction=Direction.SHOE_TO_HOST)
         except ValueError:
             failures.append(Failure("frame", f"{where}: its bytes are not hex"))
             continue
