@@ -24,6 +24,10 @@ from typing import Any, Callable
 from cardshoe.journal.store import JournalError, now_ns
 
 
+class UsageError(ValueError):
+    """A bad argument (a key that is not 64 hex characters, a missing option): exit 2."""
+
+
 def _default_key(journal: Path) -> Path:
     return journal.with_name(journal.stem + ".table-key")
 
@@ -56,9 +60,9 @@ def _hex32(text: str, what: str) -> bytes:
     try:
         value = bytes.fromhex(text.strip())
     except ValueError:
-        raise SystemExit(f"{what}: not hex") from None
+        raise UsageError(f"{what}: not hex") from None
     if len(value) != 32:
-        raise SystemExit(f"{what}: {len(value)} bytes, not 32")
+        raise UsageError(f"{what}: {len(value)} bytes, not 32")
     return value
 
 
@@ -66,11 +70,14 @@ def _shoe_keys(args: argparse.Namespace, serials: list[int]) -> Callable[[int], 
     given: dict[int | None, bytes] = {}
     for item in args.shoe_key:
         serial_text, sep, hex_text = item.rpartition("=")
-        serial = int(serial_text, 0) if sep else None
+        try:
+            serial = int(serial_text, 0) if sep else None
+        except ValueError:
+            raise UsageError(f"--shoe-key: {serial_text!r} is not a shoe serial") from None
         given[serial] = _hex32(hex_text, "--shoe-key")
     if None in given:
         if len(serials) != 1:
-            raise SystemExit("--shoe-key: the file holds frames of several shoes; give SERIAL=HEX for each")
+            raise UsageError("--shoe-key: the file holds frames of several shoes; give SERIAL=HEX for each")
         given[serials[0]] = given.pop(None)
     from cardshoe.keys import KeyStore
 
@@ -160,7 +167,7 @@ def _key(args: argparse.Namespace) -> int:
 
     path = args.table_key or (_default_key(args.journal) if args.journal else None)
     if path is None:
-        raise SystemExit("give --table-key FILE or --journal JOURNAL")
+        raise UsageError("give --table-key FILE or --journal JOURNAL")
     try:
         seed = table_key(path, create=args.create)
     except KeyStoreError as exc:
@@ -173,8 +180,12 @@ def _key(args: argparse.Namespace) -> int:
 def main(argv: list[str]) -> int:
     """`cardshoe evidence export|verify|key`."""
     args = _parser().parse_args(argv)
-    if args.command == "export":
-        return _export(args)
-    if args.command == "verify":
-        return _verify(args)
-    return _key(args)
+    try:
+        if args.command == "export":
+            return _export(args)
+        if args.command == "verify":
+            return _verify(args)
+        return _key(args)
+    except UsageError as exc:
+        print(f"cardshoe evidence {args.command}: {exc} (see cardshoe evidence --help)", file=sys.stderr)
+        return 2

@@ -156,6 +156,9 @@ def test_the_cli_exports_from_the_journal_and_verifies_offline(hit: tuple[Table,
     assert "FAILED signature: the Ed25519 signature does not verify" in lines[0]
     assert any(line.startswith("FAILED settlement:") for line in lines)
     assert cardshoe(["evidence", "verify", str(out), "--shoe-key", bytes(32).hex()]) == 1  # the wrong shoe key
+    assert "FAILED frame:" in capsys.readouterr().out
+    assert cardshoe(["evidence", "verify", str(out), "--shoe-key", "abc"]) == 2  # not a key: usage
+    assert cardshoe(["evidence", "verify", str(tmp_path / "missing.json")]) == 2
 
 
 def test_the_api_gives_evidence_to_the_supervisor_and_surveillance_only(hit: tuple[Table, str, dict[str, Any]]) -> None:
