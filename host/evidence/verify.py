@@ -126,6 +126,9 @@ def _verify_frames(body: Mapping[str, Any], keys: KeyLookup) -> tuple[list[Failu
         recorded = dict(f.get("message") or {})
         if frame.type.name == "HELLO":
             message["boot"] = frame.boot  # the daemon journals a HELLO with its boot
+        if frame.type.name in ("CARD", "UNREAD"):
+            # The card is what the authenticated bytes carry, whatever the record says of them.
+            cards.setdefault((int(message["shoe_no"]), int(message["index"])), message)
         if canonical_json(message) != canonical_json(recorded):
             failures.append(Failure("frame", f"{where}: the message recorded is not the one its bytes carry"))
             continue
@@ -133,8 +136,6 @@ def _verify_frames(body: Mapping[str, Any], keys: KeyLookup) -> tuple[list[Failu
         if entry is None or entry.get("kind") != "frame" or entry.get("raw") != f.get("raw") \
                 or canonical_json(entry.get("body")) != canonical_json(recorded):
             failures.append(Failure("journal", f"{where}: the journal entry recorded with that id is not this frame"))
-        if frame.type.name in ("CARD", "UNREAD"):
-            cards.setdefault((int(message["shoe_no"]), int(message["index"])), message)
     return failures, cards
 
 

@@ -92,6 +92,14 @@ def test_a_tampered_frame_fails_its_tag(hit: tuple[Table, str, dict[str, Any]]) 
     frame["raw"] = raw.hex()
     assert "frame" in checks(resign(bad, table))
     assert {"frame", "signature"} <= checks(bad)
+    bad = copy.deepcopy(doc)  # the bytes intact, the message said to be decoded from them changed
+    frame = next(f for f in bad["evidence"]["frames"] if f["type"] == "CARD")
+    frame["message"]["code"] = parse_card("2d")
+    assert checks(resign(bad, table)) == {"frame"}
+    bad = copy.deepcopy(doc)  # the journal's copy of a frame changed
+    entry = next(e for e in bad["evidence"]["journal"] if e["kind"] == "frame" and e["body"]["type"] == "CARD")
+    entry["body"]["code"] = parse_card("2d")
+    assert checks(resign(bad, table)) == {"journal"}
 
 
 def test_a_tampered_card_fails_against_its_frame_and_the_hands(hit: tuple[Table, str, dict[str, Any]]) -> None:
