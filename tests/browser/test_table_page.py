@@ -110,13 +110,13 @@ def watch_for_card_texts(browser: Any) -> None:
 
 
 def card_values(value: Any) -> list[Any]:
-    """Every card value in a JSON value: a shoe card's `card`/`code`/`reader_id`, a hand's
-    `cards` (a face-down card is null, a missing barcode absent)."""
+    """Every card value in a JSON value: a shoe card's `card` (text, "Ah"; null when face
+    down)/`code`/`reader_id`, a hand's `cards` (a face-down card is null, a missing barcode absent)."""
     found: list[Any] = []
     if isinstance(value, dict):
         for k, v in value.items():
             if k in ("card", "code") and isinstance(v, (int, str)) and not isinstance(v, bool):
-                found.append(v)  # a code 0-51, or its text ("As") once the API gives text
+                found.append(v)
             elif k == "reader_id":
                 found.append(v)
             elif k == "cards" and isinstance(v, list):
@@ -135,12 +135,6 @@ def open_round(table: Table | BoardTable, seats: tuple[int, ...] = (2, 5)) -> st
         table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": seat, "wager": "ante", "amount": 1000})
     table.ok("POST", f"/rounds/{rid}/no-more-bets")
     return rid
-
-
-def settlement_of(body: dict[str, Any]) -> dict[str, Any]:
-    """The settlement in a settle answer (nested under `settlement.settlement` before issue 13 item 6)."""
-    inner: dict[str, Any] = body["settlement"]
-    return inner["settlement"] if "seats" not in inner and "settlement" in inner else inner
 
 
 def shot(browser: Any, name: str) -> None:
@@ -219,7 +213,7 @@ def test_pit_view_reconstruction_settlement_and_surveillance(board_table: Any, b
     # Decisions and settlement by the controller; the page's settlement is the API's.
     for seat in (2, 5):
         table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": seat, "choice": "play"})
-    settled = settlement_of(table.ok("POST", f"/rounds/{rid}/settle"))
+    settled = table.ok("POST", f"/rounds/{rid}/settle")["settlement"]["settlement"]
     expected = {(str(st["seat"]), w["wager"]): (w["paid"], w["net"]) for st in settled["seats"] for w in st["wagers"]}
     assert expected
 
