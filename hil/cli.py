@@ -49,7 +49,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     board = sub.add_parser(
         "board",
-        help="run a virtual board standalone and print its serial path",
+        help="run a virtual board standalone; print its serial path and how to deal",
         description="Run a virtual board (MicroPython unix port on a pseudo-terminal, littlefs flash). "
         "The first line on stdout is the serial path to give mpremote or the daemon.",
         epilog=BOARD_HELP,
