@@ -414,6 +414,10 @@ def test_the_reply_cache_matches_the_epoch_as_well_as_the_seq(mpy, wire) -> None
         wire.frame(P.Ping(nonce=2), seq=2, epoch=2, flags=P.FLAG_RESENT),          # genuine resend
     ]
     out = mpy(LINK + """
+ob = Outbox(emit, slots=5)  # room for a copy outside the two REPLY slots, were one made
+ob.ticks = lambda: 0
+link = Link(St(), ob, h)
+link.attach(T.KEY, T.SERIAL)
 for tag in ('E1', 'E2', 'OLD', 'ZERO', 'RESENT'):
     host()  # nothing acknowledged: the genuine resend gets its REPLY's own frame again
     print(tag, len(h.calls), replies)
