@@ -43,6 +43,11 @@ class InputError(ValueError):
         self.field = field_name
 
 
+class SettlementRefused(InputError):
+    """The settlement engine refused a round at settlement (`field` as the engine names it,
+    e.g. `jackpot.pool`): the Settle is refused and the round stays in play."""
+
+
 @dataclass(frozen=True)
 class Derived:
     """One journal entry the core derived: an `event` or a `settlement`."""
@@ -560,8 +565,10 @@ class TableCore:
                 derived = done.derived
                 if done.refused is None and isinstance(op, rounds.ProgressiveSelection):
                     # The engine records it silently; the table's displays need to see it.
-                    derived += (_event(round_.round_id, "progressive_selected", magic_card=op.magic_card,
-                                       lucky_seat=op.lucky_seat, rules=["4.3", "4.4"]),)
+                    # The round's selection as it now stands: after the first card an op only
+                    # fills in what was missing (reading 70).
+                    derived += (_event(round_.round_id, "progressive_selected", magic_card=round_.magic_card,
+                                       lucky_seat=round_.lucky_seat, rules=["4.3", "4.4"]),)
                 return Applied(derived, done.refused, done.round_id)
             if action == "settle":
                 return self._settle(self._round_for(body), body.get("jackpot_pool"), time_ms)
@@ -681,12 +688,27 @@ class TableCore:
             derived: list[Derived] = []
             retry_pool = pool if round_.jackpot_pool is None else None
         else:
-            applied = self._do(round_, rounds.Settle(jackpot_pool=pool, time_ms=time_ms), source="table")
-            if applied.refused is not None:
-                return applied
-            derived = list(applied.derived)
+            op = rounds.Settle(jackpot_pool=pool, time_ms=time_ms)
+            self._frozen.pop(round_.round_id, None)  # the round may change: its pickle is stale
+            try:
+                # The round closes only if the settlement engine settles it: a round it refuses
+                # (an input missing, a setting wrong) stays in play, so the input can still be
+                # given or a supervisor can void it; a closed round with no settlement could
+                # be neither (the stranded round).
+                events, made = round_.do_then(op, self._settles)
+            except RoundOperationError as exc:
+                refusal = _event(round_.round_id, "input_refused", op=type(op).__name__, **_error_body(exc))
+                return Applied((refusal,), refused=exc, round_id=round_.round_id)
+            except SettlementRefused as exc:
+                refusal = _event(round_.round_id, "input_refused", op=type(op).__name__, **_error_body(exc))
+                return Applied((refusal,), refused=exc, round_id=round_.round_id)
+            derived = self._events(round_.round_id, events) + self._shuffle_check(round_)
             if round_.shoe_no is not None:  # its cards are collected onto the shoe's pile (reading 60)
                 self.shuffle.round_collected(round_.shoe_no, collected_order(round_.placements, round_.cards))
+            if made is not None:
+                self.settlements[round_.round_id] = made
+                derived.append(Derived("settlement", round_.round_id, made))
+                return Applied(tuple(derived), round_id=round_.round_id)
         try:
             settlement = self._settlement(round_, retry_pool)
         except Exception as exc:  # noqa: BLE001 - the round is closed; its settlement waits for a person
@@ -699,6 +721,21 @@ class TableCore:
         self.settlements[round_.round_id] = settlement
         derived.append(Derived("settlement", round_.round_id, settlement))
         return Applied(tuple(derived), round_id=round_.round_id)
+
+    def _settles(self, round_: Round) -> dict[str, Any] | None:
+        """The settlement of `round_` just closed by Settle, or None when Settle did not close it
+        (its last count point found a problem that waits for a person). Raises SettlementRefused
+        naming the field when the settlement engine refuses the round."""
+        if round_.status is not rounds.RoundStatus.SETTLED:
+            return None
+        try:
+            return self._settlement(round_)
+        except Exception as exc:  # noqa: BLE001 - any refusal keeps the round in play, named
+            field_name = getattr(exc, "field", None)
+            raise SettlementRefused(field_name if isinstance(field_name, str) else "settlement",
+                                    f"the settlement engine refused round {round_.round_id}: "
+                                    f"{getattr(exc, 'message', None) or exc}; the round is still in play "
+                                    "(give what is missing and settle again, or void it)") from None
 
     def _settlement(self, round_: Round, pool: int | None = None) -> dict[str, Any]:
         if pool is not None:
