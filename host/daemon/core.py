@@ -92,6 +92,8 @@ class TableSetup:
 #: SPEC 5 FAULT codes.
 FAULT_NAMES = {1: "reader", 2: "jam", 3: "tamper", 4: "sensor", 5: "low_memory", 6: "outbox_full", 7: "storage",
                8: "manifest"}
+#: SPEC 5 KEY codes the table acts on: the count point and an exposed card.
+KEY_NAMES = {2: "deal_complete", 3: "exposure"}
 #: CARD flags bit 2: framed from the shoe's RAM, not in its flash log (SPEC 5).
 NOT_DURABLE = 4
 
@@ -481,6 +483,80 @@ class TableCore:
                              "referred to the shift manager",
                       after_round=after, evidence=[to_jsonable(evidence)])
 
+    def _between_rounds(self) -> dict[str, Any]:
+        """Where the table is when no round has a card out: the last round settled (None
+        before the first) and the round opened for betting, if any."""
+        current = self.current
+        if current is None:
+            return {"after_round": None, "round_open": None}
+        if current.status is rounds.RoundStatus.SETTLED:
+            return {"after_round": current.round_id, "round_open": None}
+        ids = list(self.rounds)  # in the order opened; the current round is the last
+        before = ids[-2] if len(ids) > 1 and ids[-1] == current.round_id else None
+        return {"after_round": before, "round_open": current.round_id}
+
+    @staticmethod
+    def _where(between: Mapping[str, Any]) -> str:
+        after, open_ = between["after_round"], between["round_open"]
+        if open_ is not None:
+            return f"while round {open_} was taking bets, before its first card"
+        return f"after round {after} was settled" if after is not None else "before any round was opened"
+
+    def _key_outside_round(self, shoe: int, key: int, msg: Mapping[str, Any], time_ms: int) -> Derived:
+        """A deal-complete or exposure key pressed while no round has a card out (after the
+        last round was settled, before the next one's first card). The exposure rules (5.4;
+        LIR 5.5) speak of cards exposed during the deal, and a count point needs a deal, so no
+        rule covers it: it is referred to the shift manager (6.1) with the key press and the
+        shoe's place in the deck as evidence (an exposed card may be the next one out). It
+        belongs to no round: the settled round stands and the next round is not touched."""
+        name = KEY_NAMES[key]
+        session = self.shoes.get(shoe)
+        shoe_no = session.shoe_no if session is not None else 0
+        next_index = session.next_index if session is not None and session.shoe_no else None
+        between = self._between_rounds()
+        what = "an exposed card" if name == "exposure" else "a deal complete"
+        evidence = {"key": key, "key_name": name, "shoe_ms": msg["t_ms"], "time_ms": time_ms, "shoe_no": shoe_no,
+                    "next_index": next_index}
+        return _event(None, "key_outside_round", shoe=shoe, key=key, key_name=name, shoe_no=shoe_no, rule="6.1",
+                      rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                      detail=f"the shoe's {name} key ({what}) was pressed {self._where(between)}, outside any "
+                             "round; no rule covers it: referred to the shift manager, the next round is not "
+                             "affected",
+                      **between, evidence=[evidence])
+
+    def _deck_fault_outside_round(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any],
+                                  time_ms: int) -> Derived:
+        """Extra or missing cards reported by DECK_STATUS while no round is in play (after the
+        last round was settled, typically at the end of the shoe). The deck rules (TCP family
+        5.1, 5.8; LIR 5.2) void the round in play, and earlier rounds stand (5.1.2): with no
+        round in play there is none to void, so the fault is referred to the shift manager
+        (6.1) with the shoe's report as evidence (its counts and, at the end of a shoe, the
+        cards never dealt), to count the deck by hand (5.8) before the next round. It belongs
+        to no round: the settled rounds stand and the next round is not touched."""
+        integrity = int(msg["integrity"])
+        faults = [f.value for bit, f in ((8, rounds.DeckFault.MISSING), (16, rounds.DeckFault.EXTRA)) if integrity & bit]
+        never_dealt: list[int] = []
+        if integrity & 8:
+            try:
+                bitmap = bytes.fromhex(str(msg.get("missing_map", "")))
+            except ValueError:
+                bitmap = b""
+            never_dealt = [code for code in range(52) if code // 8 < len(bitmap) and bitmap[code // 8] & (1 << (code % 8))]
+        between = self._between_rounds()
+        evidence = {"shoe_no": msg["shoe_no"], "deck_id": msg["deck_id"], "reason": msg["reason"],
+                    "dealt": msg["dealt"], "remaining": msg["remaining"], "integrity": integrity,
+                    "duplicates": msg["duplicates"], "foreign": msg["foreign"], "unread": msg["unread"],
+                    "missing": msg["missing"], "never_dealt": never_dealt, "time_ms": time_ms,
+                    "journal_holds": session.next_index - 1 if session.shoe_no == int(msg["shoe_no"]) else None}
+        return _event(None, "deck_fault_outside_round", shoe=shoe, shoe_no=msg["shoe_no"], faults=faults,
+                      rule="6.1", rules=consistency.deck_rules(self._game(), "extra_missing") + ["6.1"],
+                      decision=rounds.DecisionKind.REFERRED.value,
+                      detail=f"shoe {shoe} reported {' and '.join(f + ' cards' for f in faults)} (DECK_STATUS "
+                             f"integrity {integrity}) {self._where(between)}, with no round in play to void; "
+                             "earlier rounds stand: referred to the shift manager to count the deck, the next "
+                             "round is not affected",
+                      **between, evidence=[evidence])
+
     def _game(self) -> str:
         return self.current.game if self.current is not None else self.setup.game
 
@@ -499,15 +575,16 @@ class TableCore:
         key = int(msg["key"])
         rid = self._round_id()
         out = [_event(rid, "shoe_key", shoe=shoe, key=key, shoe_ms=msg["t_ms"])]
-        if self.current is None:
+        if key not in KEY_NAMES:
             return out
+        if self.current is None or self.current.status in (rounds.RoundStatus.SETTLED, rounds.RoundStatus.BETTING):
+            # No round has a card out: nothing for the key to count or expose in a round.
+            return out + [self._key_outside_round(shoe, key, msg, time_ms)]
         op: Any
         if key == 2:
             op = rounds.DealComplete(source=rounds.Source.SHOE_KEY, time_ms=time_ms)
-        elif key == 3:
-            op = rounds.ExposureDeclared(source=rounds.Source.SHOE_KEY, time_ms=time_ms)
         else:
-            return out
+            op = rounds.ExposureDeclared(source=rounds.Source.SHOE_KEY, time_ms=time_ms)
         return out + list(self._do(self.current, op, source="shoe").derived)
 
     def _deck_status(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
@@ -523,9 +600,11 @@ class TableCore:
             session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
             session.forget_other_sessions()
         integrity = int(msg["integrity"])
-        if self.current is None or not integrity & (8 | 16):
+        if not integrity & (8 | 16):
             # Duplicate, foreign and unread cards are flagged from their own card frames.
             return out
+        if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
+            return out + [self._deck_fault_outside_round(shoe, session, msg, time_ms)]
         for bit, fault in ((8, rounds.DeckFault.MISSING), (16, rounds.DeckFault.EXTRA)):
             if integrity & bit:
                 op = rounds.DeckIrregularity(fault=fault, detail=f"shoe {shoe} DECK_STATUS integrity {integrity}",
