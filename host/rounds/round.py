@@ -2,7 +2,8 @@
 
 ``Round.do(op)`` verifies an operation (``verify`` raises a typed error naming what is wrong;
 ``can`` answers yes or no), applies it, records it in ``operations`` and returns the events it
-caused. A refused operation changes nothing. ``Round.replay(operations)`` rebuilds a round,
+caused. A refused operation changes nothing; ``Round.do_then(op, check)`` also undoes ``op``
+if a check after it raises. ``Round.replay(operations)`` rebuilds a round,
 with the same state and events, from its recorded operations.
 
 Each operation belongs to one phase of the round, whose module holds its ``verify_`` and

@@ -15,6 +15,7 @@ from cardshoe.rounds import (
     Decision,
     DecisionKind,
     IrregularityKind,
+    MissingInputError,
     NoMoreBets,
     PlaceWager,
     ProgressiveSelection,
@@ -25,7 +26,6 @@ from cardshoe.rounds import (
     VoidRound,
     WrongStateError,
 )
-from cardshoe.rounds.errors import MissingInputError
 from cardshoe.settlement import parse_round, settle
 
 from rounds_helpers import cards, deal, open_round
