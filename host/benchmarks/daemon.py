@@ -163,11 +163,41 @@ def run(rounds: int, journal_dir: Path, synchronous: str = "FULL") -> dict[str, 
         shoe.thread.join(2)
     cards = len(latencies)
     daemon_cpu = cpu - shoe.cpu - consumer_cpu[0]
+    return {**percentiles(latencies), "cards": cards, "rounds": rounds, "latencies": latencies,
+            "cpu_ms_per_card": daemon_cpu * 1000 / cards, "process_cpu_ms_per_card": cpu * 1000 / cards,
+            "wall_s": wall}
+
+
+def percentiles(latencies: list[float]) -> dict[str, float]:
+    """p50, p90, p99 and max of latencies in seconds, in ms."""
     lat_ms = sorted(x * 1000 for x in latencies)
-    q = statistics.quantiles(lat_ms, n=100)
-    return {"cards": cards, "rounds": rounds, "p50_ms": q[49], "p90_ms": q[89], "p99_ms": q[98],
-            "max_ms": lat_ms[-1], "cpu_ms_per_card": daemon_cpu * 1000 / cards,
-            "process_cpu_ms_per_card": cpu * 1000 / cards, "wall_s": wall}
+    q = statistics.quantiles(lat_ms, n=100, method="inclusive")
+    return {"p50_ms": q[49], "p90_ms": q[89], "p99_ms": q[98], "max_ms": lat_ms[-1]}
+
+
+def compare(rounds: int, reps: int, journal_dir: Path) -> None:
+    """The journal's write path before and after issue 15, alternated in this process:
+    before, every write queued to the writer thread and SQLite's checkpoints inside the
+    COMMIT that crosses 1000 WAL pages; after, a frame committed on the link's own thread and
+    checkpoints on a thread beside. Prints each one's pooled percentiles."""
+    from cardshoe.journal.store import Journal
+
+    pooled: dict[bool, list[float]] = {False: [], True: []}
+    try:
+        for rep in range(reps):
+            for after in (False, True):
+                Journal.inline = Journal.checkpoint_beside = after
+                where = journal_dir / f"{rep}-{int(after)}"
+                where.mkdir(parents=True)
+                pooled[after] += run(rounds, where)["latencies"]
+    finally:
+        Journal.inline = Journal.checkpoint_beside = True
+    for after in (False, True):
+        f = percentiles(pooled[after])
+        label = ("after (commit on the link's thread, checkpoints beside)" if after
+                 else "before (writes queued to the writer thread, checkpoints in the COMMIT)")
+        print(f"  {label}: {len(pooled[after])} cards, p50 {f['p50_ms']:.2f} ms, p90 {f['p90_ms']:.2f} ms, "
+              f"p99 {f['p99_ms']:.2f} ms, max {f['max_ms']:.2f} ms")
 
 
 def bring_up(daemon: Daemon, shoe: BenchShoe, deck_id: int) -> int:
@@ -204,6 +234,14 @@ def main(argv: list[str]) -> int:
                         help="only the noise bursts: journal growth and a genuine card's delay behind "
                              "20,000 one-byte frames and 1,000 bad-tag guesses")
     parser.add_argument("--no-noise", action="store_true", help="only the card-to-event latency")
+    parser.add_argument("--load", type=int, default=0,
+                        help="processes keeping a core busy each (`while True: pass`) while the cards are dealt")
+    parser.add_argument("--compare", type=int, default=0, metavar="N",
+                        help="only the latency, the journal's write path before and after issue 15 "
+                             "alternated N times (each --rounds rounds)")
+    parser.add_argument("--e2e", action="store_true",
+                        help="only the end-to-end latency: real firmware on the virtual board, `cardshoe run`, "
+                             "card_placed read from the HTTP event stream")
     parser.add_argument("--start", action="store_true",
                         help="only the start time against the journal's size (from zero, from a checkpoint) "
                              "and the first event of /events?after=0&limit=1 on the biggest journal")
@@ -218,10 +256,40 @@ def main(argv: list[str]) -> int:
         except ValueError:
             parser.error(f"--cards: {args.cards!r} is not comma-separated whole numbers")
         return daemon_start.main(sizes, journal_dir=args.dir)
+    if args.e2e:
+        from cardshoe.benchmarks import daemon_e2e
+
+        return daemon_e2e.main(args.rounds if args.rounds != 60 else 20, args.load, args.dir)
     if args.noise:
         from cardshoe.benchmarks import daemon_noise
 
         return daemon_noise.main(journal_dir=args.dir)
+    from cardshoe.benchmarks.daemon_e2e import burners
+
+    busy = burners(args.load)
+    try:
+        load_before = os.getloadavg()[0]
+        if args.compare:
+            with tempfile.TemporaryDirectory() as tmp:
+                print(f"daemon: the journal's write path before and after, alternated, {args.compare} x "
+                      f"{args.rounds} rounds each, {args.load} core-burning process(es) beside "
+                      f"(load average {load_before:.1f} before)")
+                compare(args.rounds, args.compare, args.dir or Path(tmp))
+            print(f"  (load average {os.getloadavg()[0]:.1f} after)")
+            return 0
+        _latency(args, load_before)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    if not args.no_noise:
+        from cardshoe.benchmarks import daemon_noise
+
+        return daemon_noise.main(journal_dir=args.dir)
+    return 0
+
+
+def _latency(args: argparse.Namespace, load_before: float) -> None:
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         figures = run(args.rounds, args.dir, args.synchronous)
@@ -231,14 +299,10 @@ def main(argv: list[str]) -> int:
             figures = run(args.rounds, Path(tmp), args.synchronous)
             where = tmp
     print(f"daemon: {figures['cards']} cards in {figures['rounds']} rounds over a pty, journal in {where} "
-          f"(WAL, synchronous={args.synchronous})")
+          f"(WAL, synchronous={args.synchronous}); {args.load} core-burning process(es) beside, "
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(f"  card-to-event latency: p50 {figures['p50_ms']:.2f} ms, p90 {figures['p90_ms']:.2f} ms, "
           f"p99 {figures['p99_ms']:.2f} ms, max {figures['max_ms']:.2f} ms")
     print(f"  daemon CPU per dealt card: {figures['cpu_ms_per_card']:.2f} ms "
           f"(whole process incl. the scripted shoe: {figures['process_cpu_ms_per_card']:.2f} ms; "
           f"per card this includes its share of wagers, decisions and settlement)")
-    if not args.no_noise:
-        from cardshoe.benchmarks import daemon_noise
-
-        return daemon_noise.main(journal_dir=args.dir)
-    return 0

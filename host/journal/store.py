@@ -8,7 +8,9 @@ inputs in entry order rebuilds the same state (see `cardshoe.journal.replay`).
 
 Writes follow datasette's one-writer pattern: callers queue a callable, the writer
 thread runs it on the only write connection inside a transaction and hands the result
-(or the exception) back through a `Future`. Several queued callables share one
+(or the exception) back through a `Future`. A blocking `write` made while nothing is queued
+runs the same transaction on the caller's own thread instead (the connection is used by
+one thread at a time, under a lock): no thread switch between a frame and its commit. Several queued callables share one
 `BEGIN IMMEDIATE ... COMMIT` (group commit), each under its own SAVEPOINT so that one
 failing callable does not undo its neighbours. A failed COMMIT fails every callable of
 the batch. Errors are never swallowed: they reach the caller, and the journal remembers
@@ -20,6 +22,7 @@ Readers (the HTTP API, replay) use separate read-only connections (`mode=ro`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import shutil
@@ -33,6 +36,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+#: Commits after which the checkpoint thread is woken (about 5 WAL pages each: well under
+#: SQLite's own 1000-page threshold); it also runs once a second after any commit.
+CHECKPOINT_COMMITS = 100
 
 SCHEMA_VERSION = 1
 
@@ -237,6 +246,13 @@ class Journal:
     result once committed, or raises what it raised. `close()` drains the queue, stops the
     writer, and may be called more than once."""
 
+    #: `write` runs the transaction on its caller's thread when nothing is queued; False
+    #: queues every write for the writer thread (as before; `cardshoe bench daemon` compares).
+    inline = True
+    #: WAL checkpoints on a thread of their own; False leaves them to SQLite, inside the
+    #: COMMIT that crosses 1000 pages (as before; `cardshoe bench daemon --compare`).
+    checkpoint_beside = True
+
     def __init__(self, path: str | Path, *, synchronous: str = "FULL", holder: str = "") -> None:
         self.path = Path(path)
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
@@ -248,6 +264,17 @@ class Journal:
         )
         self._closed = False
         self._close_lock = threading.Lock()
+        # The write connection, used by the writer thread for queued batches and by `write`
+        # in its caller's own thread when nothing is queued (below): one at a time, under
+        # `_conn_lock`. `_queued` counts what was submitted and not yet run.
+        self._conn: sqlite3.Connection | None = None
+        self._conn_lock = threading.RLock()
+        self._queued = 0
+        self.inline_writes = 0
+        # WAL checkpoints run on a thread of their own (`_checkpoints`), not inside a COMMIT.
+        self._commits = 0
+        self._wake_checkpoint = threading.Event()
+        self.checkpoints = 0
         self.error: BaseException | None = None
         ready: Future[None] = Future()
         self._thread = threading.Thread(target=self._run, args=(ready,), name="journal-writer", daemon=True)
@@ -257,6 +284,8 @@ class Journal:
         except BaseException:
             os.close(self._lock_fd)
             raise
+        self._checkpointer = threading.Thread(target=self._checkpoints, name="journal-checkpoint", daemon=True)
+        self._checkpointer.start()
 
     # -- writer thread -------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -269,7 +298,9 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.exists() and not os.access(self.path, os.W_OK):
             raise JournalReadOnly(f"journal {self.path} is read-only (no write permission)")
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
+        # check_same_thread off: `write` may run a transaction on the caller's thread, always
+        # under `_conn_lock`, so the connection is never used by two threads at once.
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         # A text file, a truncated or corrupt database: refused here, in one line, rather
         # than half-read by the replay that rebuilds the table.
         problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
@@ -280,6 +311,11 @@ class Journal:
         if str(mode).lower() != "wal":
             raise JournalError(f"journal: {self.path} refused WAL mode (got {mode!r})")
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        # No automatic checkpoint: SQLite would run it inside the COMMIT that crosses its
+        # threshold, copying the WAL into the database and fsyncing it before that commit
+        # returns, i.e. before that frame's ACK and event. `_checkpoints` does it beside.
+        if self.checkpoint_beside:
+            conn.execute("PRAGMA wal_autocheckpoint=0")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.executescript(_SCHEMA)
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -295,6 +331,7 @@ class Journal:
         except BaseException as exc:  # noqa: BLE001 - handed to the constructor
             ready.set_exception(exc)
             return
+        self._conn = conn
         ready.set_result(None)
         try:
             stopping = False
@@ -313,9 +350,15 @@ class Journal:
                     except queue.Empty:
                         break
                 if batch:
-                    self._run_batch(conn, batch)
+                    with self._conn_lock:
+                        try:
+                            self._run_batch(conn, batch)
+                        finally:
+                            self._queued -= len(batch)
         finally:
-            conn.close()
+            with self._conn_lock:
+                self._conn = None
+                conn.close()
 
     def _run_batch(
         self, conn: sqlite3.Connection, batch: list[tuple[Callable[[sqlite3.Connection], Any], Future[Any]]]
@@ -341,6 +384,9 @@ class Journal:
             results.append((fut, True, value))
         try:
             conn.execute("COMMIT")
+            self._commits += 1
+            if self._commits >= CHECKPOINT_COMMITS:
+                self._wake_checkpoint.set()
         except sqlite3.Error as exc:
             try:
                 conn.execute("ROLLBACK")
@@ -360,6 +406,30 @@ class Journal:
                     self.error = value
                 fut.set_exception(value)
 
+    def _checkpoints(self) -> None:
+        """Copy the WAL into the database beside the writes (PASSIVE: never blocks a
+        writer), on its own connection: after CHECKPOINT_COMMITS commits, or a second after
+        any. Durability is the WAL's, fsync'd at each COMMIT; this only bounds its size."""
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
+        except sqlite3.Error as exc:
+            log.error("journal: no checkpoint connection (the WAL grows until the next start): %s", exc)
+            return
+        try:
+            while not self._closed and self.checkpoint_beside:
+                self._wake_checkpoint.wait(1.0)
+                self._wake_checkpoint.clear()
+                if not self._commits:
+                    continue
+                self._commits = 0
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    self.checkpoints += 1
+                except sqlite3.Error as exc:  # busy or failing: the next round tries again
+                    log.warning("journal: WAL checkpoint failed: %s", exc)
+        finally:
+            conn.close()
+
     def _fail_all(
         self, batch: list[tuple[Callable[[sqlite3.Connection], Any], Future[Any]]], exc: BaseException
     ) -> None:
@@ -377,11 +447,30 @@ class Journal:
             if self._closed:
                 raise JournalClosed(f"journal: {self.path} is closed")
             fut: Future[T] = Future()
+            with self._conn_lock:
+                self._queued += 1
             self._queue.put((fn, fut))
         return fut
 
     def write(self, fn: Callable[[sqlite3.Connection], T], timeout: float | None = 30.0) -> T:
-        """Run `fn(conn)` in a committed transaction and return its result (or raise its error)."""
+        """Run `fn(conn)` in a committed transaction and return its result (or raise its error).
+
+        When nothing is queued and the connection is free, the transaction runs here, on the
+        caller's thread (the same BEGIN IMMEDIATE, SAVEPOINT and COMMIT as a batch of one,
+        fsync'd as the `synchronous` mode says): a frame's journal entry is durable without
+        two thread switches (to the writer and back), which under CPU load each cost a wait
+        for a core (`cardshoe bench daemon`, docs/bench.md). Otherwise it is queued behind
+        the writes before it, as `submit` does, and this waits for its commit."""
+        if self.inline and self._conn_lock.acquire(blocking=False):
+            try:
+                conn = self._conn
+                if conn is not None and not self._queued and not self._closed:
+                    fut: Future[T] = Future()
+                    self._run_batch(conn, [(fn, fut)])
+                    self.inline_writes += 1
+                    return fut.result(0)
+            finally:
+                self._conn_lock.release()
         return self.submit(fn).result(timeout)
 
     def close(self) -> None:
@@ -392,6 +481,8 @@ class Journal:
             self._closed = True
             self._queue.put(_STOP)
         self._thread.join()
+        self._wake_checkpoint.set()
+        self._checkpointer.join()
         os.close(self._lock_fd)  # the lock goes with the descriptor
 
     @property
