@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sqlite3
 import statistics
 import tempfile
 import threading
@@ -87,6 +88,40 @@ class BenchShoe:
                 raise TimeoutError(f"frame {seq} not acknowledged")
 
 
+class BareCommit:
+    """The floor under the card-to-event latency with durability unchanged: one SQLite
+    transaction (WAL, the daemon's synchronous mode) holding what a card frame's holds (a
+    frame entry with its raw bytes, the shoe's window, a derived event), and nothing else:
+    no decode, no rules, no threads. Timed after each card's event, in the same process."""
+
+    def __init__(self, path: Path, synchronous: str) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute(f"PRAGMA synchronous={synchronous}")
+        self.conn.execute("CREATE TABLE entries (id INTEGER PRIMARY KEY, t_ns INTEGER, kind TEXT, "
+                          "round_id TEXT, body TEXT, raw BLOB)")
+        self.conn.execute("CREATE INDEX entries_kind ON entries(kind, id)")
+        self.conn.execute("CREATE INDEX entries_round ON entries(round_id, id)")
+        self.conn.execute("CREATE TABLE windows (shoe INTEGER PRIMARY KEY, boot INTEGER, seq INTEGER)")
+
+    def commit(self, index: int) -> float:
+        """One card's transaction; seconds."""
+        t0 = time.perf_counter()
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        c.execute("INSERT INTO entries (t_ns, kind, round_id, body, raw) VALUES (?, 'frame', 'r', ?, ?)",
+                  (time.time_ns(), '{"type":"CARD","index":%d,"pad":"%s"}' % (index, "x" * 160), bytes(60)))
+        c.execute("INSERT OR REPLACE INTO windows VALUES (1, 1, ?)", (index,))
+        c.execute("INSERT INTO entries (t_ns, kind, round_id, body) VALUES (?, 'event', 'r', ?)",
+                  (time.time_ns(), '{"type":"card_placed","index":%d,"pad":"%s"}' % (index, "x" * 120)))
+        c.execute("COMMIT")
+        return time.perf_counter() - t0
+
+    def close(self) -> None:
+        """Close the side database."""
+        self.conn.close()
+
+
 def run(rounds: int, journal_dir: Path, synchronous: str = "FULL") -> dict[str, Any]:
     """Deal `rounds` rounds of 7 seats and return the figures."""
     master, slave = os.openpty()
@@ -129,6 +164,8 @@ def run(rounds: int, journal_dir: Path, synchronous: str = "FULL") -> dict[str, 
         control = daemon.control
         assert control is not None
         latencies: list[float] = []
+        floor: list[float] = []
+        floor_db = BareCommit(journal_dir / "floor.sqlite", synchronous)
         index = 0
         cpu0 = time.process_time()
         wall0 = time.perf_counter()
@@ -148,6 +185,7 @@ def run(rounds: int, journal_dir: Path, synchronous: str = "FULL") -> dict[str, 
                     if not got.wait_for(lambda: index in placed, 10):
                         raise TimeoutError(f"no event for card {index}")
                 latencies.append(placed[index] - t_send)
+                floor.append(floor_db.commit(index))
             for seat in range(1, 8):
                 control.decision(rid, seat, "play" if seat % 2 else "fold")
             control.settle(rid, None)
@@ -163,7 +201,9 @@ def run(rounds: int, journal_dir: Path, synchronous: str = "FULL") -> dict[str, 
         shoe.thread.join(2)
     cards = len(latencies)
     daemon_cpu = cpu - shoe.cpu - consumer_cpu[0]
+    floor_db.close()
     return {**percentiles(latencies), "cards": cards, "rounds": rounds, "latencies": latencies,
+            "floor": floor, **{"floor_" + k: v for k, v in percentiles(floor).items()},
             "cpu_ms_per_card": daemon_cpu * 1000 / cards, "process_cpu_ms_per_card": cpu * 1000 / cards,
             "wall_s": wall}
 
@@ -183,13 +223,16 @@ def compare(rounds: int, reps: int, journal_dir: Path) -> None:
     from cardshoe.journal.store import Journal
 
     pooled: dict[bool, list[float]] = {False: [], True: []}
+    floor: list[float] = []
     try:
         for rep in range(reps):
             for after in (False, True):
                 Journal.inline = Journal.checkpoint_beside = after
                 where = journal_dir / f"{rep}-{int(after)}"
                 where.mkdir(parents=True)
-                pooled[after] += run(rounds, where)["latencies"]
+                figures = run(rounds, where)
+                pooled[after] += figures["latencies"]
+                floor += figures["floor"]
     finally:
         Journal.inline = Journal.checkpoint_beside = True
     for after in (False, True):
@@ -198,6 +241,9 @@ def compare(rounds: int, reps: int, journal_dir: Path) -> None:
                  else "before (writes queued to the writer thread, checkpoints in the COMMIT)")
         print(f"  {label}: {len(pooled[after])} cards, p50 {f['p50_ms']:.2f} ms, p90 {f['p90_ms']:.2f} ms, "
               f"p99 {f['p99_ms']:.2f} ms, max {f['max_ms']:.2f} ms")
+    f = percentiles(floor)
+    print(f"  the floor, a bare fsync'd SQLite transaction of the same rows after each card (both runs): "
+          f"p50 {f['p50_ms']:.2f} ms, p90 {f['p90_ms']:.2f} ms, p99 {f['p99_ms']:.2f} ms, max {f['max_ms']:.2f} ms")
 
 
 def bring_up(daemon: Daemon, shoe: BenchShoe, deck_id: int) -> int:
@@ -303,6 +349,9 @@ def _latency(args: argparse.Namespace, load_before: float) -> None:
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(f"  card-to-event latency: p50 {figures['p50_ms']:.2f} ms, p90 {figures['p90_ms']:.2f} ms, "
           f"p99 {figures['p99_ms']:.2f} ms, max {figures['max_ms']:.2f} ms")
+    print(f"  the floor, a bare fsync'd SQLite transaction of the same rows after each card: "
+          f"p50 {figures['floor_p50_ms']:.2f} ms, p99 {figures['floor_p99_ms']:.2f} ms, "
+          f"max {figures['floor_max_ms']:.2f} ms (p99 ratio {figures['p99_ms'] / figures['floor_p99_ms']:.1f}x)")
     print(f"  daemon CPU per dealt card: {figures['cpu_ms_per_card']:.2f} ms "
           f"(whole process incl. the scripted shoe: {figures['process_cpu_ms_per_card']:.2f} ms; "
           f"per card this includes its share of wagers, decisions and settlement)")
