@@ -216,10 +216,10 @@ def percentiles(latencies: list[float]) -> dict[str, float]:
 
 
 def compare(rounds: int, reps: int, journal_dir: Path) -> None:
-    """The journal's write path before and after issue 15, alternated in this process:
-    before, every write queued to the writer thread and SQLite's checkpoints inside the
-    COMMIT that crosses 1000 WAL pages; after, a frame committed on the link's own thread and
-    checkpoints on a thread beside. Prints each one's pooled percentiles."""
+    """The journal before and after issue 15, alternated in this process: before, SQLite's
+    own WAL checkpoints, run inside the COMMIT that crosses 1000 pages (before that frame's
+    ACK and event); after, checkpoints on a thread beside the commits, when the journal is
+    idle. Prints each one's pooled percentiles, and the bare-commit floor."""
     from cardshoe.journal.store import Journal
 
     pooled: dict[bool, list[float]] = {False: [], True: []}
@@ -227,18 +227,17 @@ def compare(rounds: int, reps: int, journal_dir: Path) -> None:
     try:
         for rep in range(reps):
             for after in (False, True):
-                Journal.inline = Journal.checkpoint_beside = after
+                Journal.checkpoint_beside = after
                 where = journal_dir / f"{rep}-{int(after)}"
                 where.mkdir(parents=True)
                 figures = run(rounds, where)
                 pooled[after] += figures["latencies"]
                 floor += figures["floor"]
     finally:
-        Journal.inline = Journal.checkpoint_beside = True
+        Journal.checkpoint_beside = True
     for after in (False, True):
         f = percentiles(pooled[after])
-        label = ("after (commit on the link's thread, checkpoints beside)" if after
-                 else "before (writes queued to the writer thread, checkpoints in the COMMIT)")
+        label = "after (WAL checkpoints beside)" if after else "before (WAL checkpoints inside a COMMIT)"
         print(f"  {label}: {len(pooled[after])} cards, p50 {f['p50_ms']:.2f} ms, p90 {f['p90_ms']:.2f} ms, "
               f"p99 {f['p99_ms']:.2f} ms, max {f['max_ms']:.2f} ms")
     f = percentiles(floor)
@@ -283,7 +282,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--load", type=int, default=0,
                         help="processes keeping a core busy each (`while True: pass`) while the cards are dealt")
     parser.add_argument("--compare", type=int, default=0, metavar="N",
-                        help="only the latency, the journal's write path before and after issue 15 "
+                        help="only the latency, the journal's checkpoints before and after issue 15 "
                              "alternated N times (each --rounds rounds)")
     parser.add_argument("--e2e", action="store_true",
                         help="only the end-to-end latency: real firmware on the virtual board, `cardshoe run`, "
@@ -317,7 +316,7 @@ def main(argv: list[str]) -> int:
         load_before = os.getloadavg()[0]
         if args.compare:
             with tempfile.TemporaryDirectory() as tmp:
-                print(f"daemon: the journal's write path before and after, alternated, {args.compare} x "
+                print(f"daemon: the journal's checkpoints before and after, alternated, {args.compare} x "
                       f"{args.rounds} rounds each, {args.load} core-burning process(es) beside "
                       f"(load average {load_before:.1f} before)")
                 compare(args.rounds, args.compare, args.dir or Path(tmp))

@@ -8,9 +8,7 @@ inputs in entry order rebuilds the same state (see `cardshoe.journal.replay`).
 
 Writes follow datasette's one-writer pattern: callers queue a callable, the writer
 thread runs it on the only write connection inside a transaction and hands the result
-(or the exception) back through a `Future`. A blocking `write` made while nothing is queued
-runs the same transaction on the caller's own thread instead (the connection is used by
-one thread at a time, under a lock): no thread switch between a frame and its commit. Several queued callables share one
+(or the exception) back through a `Future`. Several queued callables share one
 `BEGIN IMMEDIATE ... COMMIT` (group commit), each under its own SAVEPOINT so that one
 failing callable does not undo its neighbours. A failed COMMIT fails every callable of
 the batch. Errors are never swallowed: they reach the caller, and the journal remembers
@@ -39,9 +37,11 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-#: Commits after which the checkpoint thread is woken (about 5 WAL pages each: well under
-#: SQLite's own 1000-page threshold); it also runs once a second after any commit.
-CHECKPOINT_COMMITS = 100
+#: Commits after which the checkpoint thread runs even while writes go on (a card frame's
+#: commit adds about 5 WAL pages: about SQLite's own 1000-page threshold); otherwise it
+#: runs once the journal has had no commit for CHECKPOINT_IDLE_S (between hands).
+CHECKPOINT_COMMITS = 200
+CHECKPOINT_IDLE_S = 0.5
 
 SCHEMA_VERSION = 1
 
@@ -246,9 +246,6 @@ class Journal:
     result once committed, or raises what it raised. `close()` drains the queue, stops the
     writer, and may be called more than once."""
 
-    #: `write` runs the transaction on its caller's thread when nothing is queued; False
-    #: queues every write for the writer thread (as before; `cardshoe bench daemon` compares).
-    inline = True
     #: WAL checkpoints on a thread of their own; False leaves them to SQLite, inside the
     #: COMMIT that crosses 1000 pages (as before; `cardshoe bench daemon --compare`).
     checkpoint_beside = True
@@ -264,15 +261,9 @@ class Journal:
         )
         self._closed = False
         self._close_lock = threading.Lock()
-        # The write connection, used by the writer thread for queued batches and by `write`
-        # in its caller's own thread when nothing is queued (below): one at a time, under
-        # `_conn_lock`. `_queued` counts what was submitted and not yet run.
-        self._conn: sqlite3.Connection | None = None
-        self._conn_lock = threading.RLock()
-        self._queued = 0
-        self.inline_writes = 0
         # WAL checkpoints run on a thread of their own (`_checkpoints`), not inside a COMMIT.
         self._commits = 0
+        self._last_commit = time.monotonic()
         self._wake_checkpoint = threading.Event()
         self.checkpoints = 0
         self.error: BaseException | None = None
@@ -298,9 +289,7 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.exists() and not os.access(self.path, os.W_OK):
             raise JournalReadOnly(f"journal {self.path} is read-only (no write permission)")
-        # check_same_thread off: `write` may run a transaction on the caller's thread, always
-        # under `_conn_lock`, so the connection is never used by two threads at once.
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
         # A text file, a truncated or corrupt database: refused here, in one line, rather
         # than half-read by the replay that rebuilds the table.
         problems = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
@@ -331,7 +320,6 @@ class Journal:
         except BaseException as exc:  # noqa: BLE001 - handed to the constructor
             ready.set_exception(exc)
             return
-        self._conn = conn
         ready.set_result(None)
         try:
             stopping = False
@@ -350,15 +338,9 @@ class Journal:
                     except queue.Empty:
                         break
                 if batch:
-                    with self._conn_lock:
-                        try:
-                            self._run_batch(conn, batch)
-                        finally:
-                            self._queued -= len(batch)
+                    self._run_batch(conn, batch)
         finally:
-            with self._conn_lock:
-                self._conn = None
-                conn.close()
+            conn.close()
 
     def _run_batch(
         self, conn: sqlite3.Connection, batch: list[tuple[Callable[[sqlite3.Connection], Any], Future[Any]]]
@@ -385,6 +367,7 @@ class Journal:
         try:
             conn.execute("COMMIT")
             self._commits += 1
+            self._last_commit = time.monotonic()
             if self._commits >= CHECKPOINT_COMMITS:
                 self._wake_checkpoint.set()
         except sqlite3.Error as exc:
@@ -408,8 +391,10 @@ class Journal:
 
     def _checkpoints(self) -> None:
         """Copy the WAL into the database beside the writes (PASSIVE: never blocks a
-        writer), on its own connection: after CHECKPOINT_COMMITS commits, or a second after
-        any. Durability is the WAL's, fsync'd at each COMMIT; this only bounds its size."""
+        writer), on its own connection: once the journal is idle (CHECKPOINT_IDLE_S without
+        a commit: its fsync then competes with no frame's), or after CHECKPOINT_COMMITS
+        commits whatever the pace. Durability is the WAL's, fsync'd at each COMMIT; this
+        only bounds its size."""
         try:
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
         except sqlite3.Error as exc:
@@ -417,9 +402,10 @@ class Journal:
             return
         try:
             while not self._closed and self.checkpoint_beside:
-                self._wake_checkpoint.wait(1.0)
+                self._wake_checkpoint.wait(CHECKPOINT_IDLE_S)
                 self._wake_checkpoint.clear()
-                if not self._commits:
+                if not self._commits or (self._commits < CHECKPOINT_COMMITS
+                                         and time.monotonic() - self._last_commit < CHECKPOINT_IDLE_S):
                     continue
                 self._commits = 0
                 try:
@@ -447,30 +433,11 @@ class Journal:
             if self._closed:
                 raise JournalClosed(f"journal: {self.path} is closed")
             fut: Future[T] = Future()
-            with self._conn_lock:
-                self._queued += 1
             self._queue.put((fn, fut))
         return fut
 
     def write(self, fn: Callable[[sqlite3.Connection], T], timeout: float | None = 30.0) -> T:
-        """Run `fn(conn)` in a committed transaction and return its result (or raise its error).
-
-        When nothing is queued and the connection is free, the transaction runs here, on the
-        caller's thread (the same BEGIN IMMEDIATE, SAVEPOINT and COMMIT as a batch of one,
-        fsync'd as the `synchronous` mode says): a frame's journal entry is durable without
-        two thread switches (to the writer and back), which under CPU load each cost a wait
-        for a core (`cardshoe bench daemon`, docs/bench.md). Otherwise it is queued behind
-        the writes before it, as `submit` does, and this waits for its commit."""
-        if self.inline and self._conn_lock.acquire(blocking=False):
-            try:
-                conn = self._conn
-                if conn is not None and not self._queued and not self._closed:
-                    fut: Future[T] = Future()
-                    self._run_batch(conn, [(fn, fut)])
-                    self.inline_writes += 1
-                    return fut.result(0)
-            finally:
-                self._conn_lock.release()
+        """Run `fn(conn)` in a committed transaction and return its result (or raise its error)."""
         return self.submit(fn).result(timeout)
 
     def close(self) -> None:
