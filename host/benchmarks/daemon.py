@@ -215,36 +215,6 @@ def percentiles(latencies: list[float]) -> dict[str, float]:
     return {"p50_ms": q[49], "p90_ms": q[89], "p99_ms": q[98], "max_ms": lat_ms[-1]}
 
 
-def compare(rounds: int, reps: int, journal_dir: Path) -> None:
-    """The journal before and after issue 15, alternated in this process: before, SQLite's
-    own WAL checkpoints, run inside the COMMIT that crosses 1000 pages (before that frame's
-    ACK and event); after, checkpoints on a thread beside the commits, when the journal is
-    idle. Prints each one's pooled percentiles, and the bare-commit floor."""
-    from cardshoe.journal.store import Journal
-
-    pooled: dict[bool, list[float]] = {False: [], True: []}
-    floor: list[float] = []
-    try:
-        for rep in range(reps):
-            for after in (False, True):
-                Journal.checkpoint_beside = after
-                where = journal_dir / f"{rep}-{int(after)}"
-                where.mkdir(parents=True)
-                figures = run(rounds, where)
-                pooled[after] += figures["latencies"]
-                floor += figures["floor"]
-    finally:
-        Journal.checkpoint_beside = True
-    for after in (False, True):
-        f = percentiles(pooled[after])
-        label = "after (WAL checkpoints beside)" if after else "before (WAL checkpoints inside a COMMIT)"
-        print(f"  {label}: {len(pooled[after])} cards, p50 {f['p50_ms']:.2f} ms, p90 {f['p90_ms']:.2f} ms, "
-              f"p99 {f['p99_ms']:.2f} ms, max {f['max_ms']:.2f} ms")
-    f = percentiles(floor)
-    print(f"  the floor, a bare fsync'd SQLite transaction of the same rows after each card (both runs): "
-          f"p50 {f['p50_ms']:.2f} ms, p90 {f['p90_ms']:.2f} ms, p99 {f['p99_ms']:.2f} ms, max {f['max_ms']:.2f} ms")
-
-
 def bring_up(daemon: Daemon, shoe: BenchShoe, deck_id: int) -> int:
     """Introduce the scripted shoe to a started daemon and load a shoe of `deck_id`; its number."""
     # pyserial flushes the port's input when it opens it: send only once it is open
@@ -281,9 +251,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-noise", action="store_true", help="only the card-to-event latency")
     parser.add_argument("--load", type=int, default=0,
                         help="processes keeping a core busy each (`while True: pass`) while the cards are dealt")
-    parser.add_argument("--compare", type=int, default=0, metavar="N",
-                        help="only the latency, the journal's checkpoints before and after issue 15 "
-                             "alternated N times (each --rounds rounds)")
     parser.add_argument("--e2e", action="store_true",
                         help="only the end-to-end latency: real firmware on the virtual board, `cardshoe run`, "
                              "card_placed read from the HTTP event stream")
@@ -314,14 +281,6 @@ def main(argv: list[str]) -> int:
     busy = burners(args.load)
     try:
         load_before = os.getloadavg()[0]
-        if args.compare:
-            with tempfile.TemporaryDirectory() as tmp:
-                print(f"daemon: the journal's checkpoints before and after, alternated, {args.compare} x "
-                      f"{args.rounds} rounds each, {args.load} core-burning process(es) beside "
-                      f"(load average {load_before:.1f} before)")
-                compare(args.rounds, args.compare, args.dir or Path(tmp))
-            print(f"  (load average {os.getloadavg()[0]:.1f} after)")
-            return 0
         _latency(args, load_before)
     finally:
         for p in busy:

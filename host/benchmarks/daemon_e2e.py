@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,7 @@ class StreamStamps:
         self.sock.sendall((f"GET /events?after={after} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                            f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n").encode())
         self.placed: dict[int, float] = {}
+        self.wall: dict[int, tuple[int, int]] = {}  # index -> (the event's t_ns, when read: time_ns)
         self.cond = threading.Condition()
         self.thread = threading.Thread(target=self._read, name="bench-sse", daemon=True)
         self.thread.start()
@@ -59,15 +59,18 @@ class StreamStamps:
             if not data:
                 return
             now = time.perf_counter()
+            wall = time.time_ns()
             pending += data
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 if line.startswith(b"event:"):
                     etype = line[6:].strip()
                 elif line.startswith(b"data:") and etype == b"card_placed":
-                    index = int(json.loads(line[5:])["data"]["index"])
+                    event = json.loads(line[5:])
+                    index = int(event["data"]["index"])
                     with self.cond:
                         self.placed[index] = now
+                        self.wall[index] = (int(event["t_ns"]), wall)
                         self.cond.notify_all()
 
     def wait(self, index: int, timeout: float = 10.0) -> float:
@@ -104,6 +107,8 @@ def run(rounds: int, workdir: Path, load: int) -> dict[str, Any]:
         api = bench.client
         stream = StreamStamps(bench.api_port, bench.token, api.last_event_id)
         latencies: list[float] = []
+        shoe_part: list[float] = []  # exit -> the daemon takes the frame (firmware, board, pty, decode)
+        host_part: list[float] = []  # the daemon takes it -> the event read (commit, publish, HTTP)
         index = 0
         load_before = os.getloadavg()
         busy = burners(load)
@@ -116,8 +121,12 @@ def run(rounds: int, workdir: Path, load: int) -> dict[str, Any]:
                 index += 1
                 bench.board.sim.present_barcode(bench.barcode((r * 24 + k) % 52))
                 t_exit = time.perf_counter()
+                wall_exit = time.time_ns()
                 bench.board.sim.exit_sensor()
                 latencies.append(stream.wait(index) - t_exit)
+                t_ns, read_ns = stream.wall[index]
+                shoe_part.append((t_ns - wall_exit) / 1e9)
+                host_part.append((read_ns - t_ns) / 1e9)
             for seat in range(1, 8):
                 api.request("POST", f"/rounds/{rid}/decisions", {"seat": seat, "choice": "play" if seat % 2 else "fold"})
             api.request("POST", f"/rounds/{rid}/settle", {})
@@ -134,10 +143,11 @@ def run(rounds: int, workdir: Path, load: int) -> dict[str, Any]:
         if stream is not None:
             stream.close()
         bench.close()
-    lat_ms = sorted(x * 1000 for x in latencies)
-    q = statistics.quantiles(lat_ms, n=100)
-    return {"cards": len(lat_ms), "rounds": rounds, "p50_ms": q[49], "p90_ms": q[89], "p99_ms": q[98],
-            "max_ms": lat_ms[-1], "load_before": load_before[0], "load_after": load_after[0]}
+    from cardshoe.benchmarks.daemon import percentiles
+
+    return {**percentiles(latencies), "cards": len(latencies), "rounds": rounds,
+            "shoe": percentiles(shoe_part), "host": percentiles(host_part),
+            "load_before": load_before[0], "load_after": load_after[0]}
 
 
 def main(rounds: int, load: int, workdir: Path | None) -> int:
@@ -152,4 +162,8 @@ def main(rounds: int, load: int, workdir: Path | None) -> int:
           f"beside (load average {figures['load_before']:.1f} before, {figures['load_after']:.1f} after)")
     print(f"  card leaves the shoe -> card_placed read from GET /events: p50 {figures['p50_ms']:.2f} ms, "
           f"p90 {figures['p90_ms']:.2f} ms, p99 {figures['p99_ms']:.2f} ms, max {figures['max_ms']:.2f} ms")
+    for key, what in (("shoe", "exit -> the daemon takes the frame (firmware, virtual board, pty, decode)"),
+                      ("host", "the daemon takes it -> the event read (journal commit, publish, HTTP)")):
+        f = figures[key]
+        print(f"    {what}: p50 {f['p50_ms']:.2f} ms, p99 {f['p99_ms']:.2f} ms, max {f['max_ms']:.2f} ms")
     return 0

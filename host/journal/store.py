@@ -20,7 +20,6 @@ Readers (the HTTP API, replay) use separate read-only connections (`mode=ro`).
 from __future__ import annotations
 
 import json
-import logging
 import os
 import queue
 import shutil
@@ -34,14 +33,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 T = TypeVar("T")
-
-log = logging.getLogger(__name__)
-
-#: Commits after which the checkpoint thread runs even while writes go on (a card frame's
-#: commit adds about 5 WAL pages: about SQLite's own 1000-page threshold); otherwise it
-#: runs once the journal has had no commit for CHECKPOINT_IDLE_S (between hands).
-CHECKPOINT_COMMITS = 200
-CHECKPOINT_IDLE_S = 0.5
 
 SCHEMA_VERSION = 1
 
@@ -246,10 +237,6 @@ class Journal:
     result once committed, or raises what it raised. `close()` drains the queue, stops the
     writer, and may be called more than once."""
 
-    #: WAL checkpoints on a thread of their own; False leaves them to SQLite, inside the
-    #: COMMIT that crosses 1000 pages (as before; `cardshoe bench daemon --compare`).
-    checkpoint_beside = True
-
     def __init__(self, path: str | Path, *, synchronous: str = "FULL", holder: str = "") -> None:
         self.path = Path(path)
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
@@ -261,11 +248,6 @@ class Journal:
         )
         self._closed = False
         self._close_lock = threading.Lock()
-        # WAL checkpoints run on a thread of their own (`_checkpoints`), not inside a COMMIT.
-        self._commits = 0
-        self._last_commit = time.monotonic()
-        self._wake_checkpoint = threading.Event()
-        self.checkpoints = 0
         self.error: BaseException | None = None
         ready: Future[None] = Future()
         self._thread = threading.Thread(target=self._run, args=(ready,), name="journal-writer", daemon=True)
@@ -275,8 +257,6 @@ class Journal:
         except BaseException:
             os.close(self._lock_fd)
             raise
-        self._checkpointer = threading.Thread(target=self._checkpoints, name="journal-checkpoint", daemon=True)
-        self._checkpointer.start()
 
     # -- writer thread -------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -300,11 +280,6 @@ class Journal:
         if str(mode).lower() != "wal":
             raise JournalError(f"journal: {self.path} refused WAL mode (got {mode!r})")
         conn.execute(f"PRAGMA synchronous={self._synchronous}")
-        # No automatic checkpoint: SQLite would run it inside the COMMIT that crosses its
-        # threshold, copying the WAL into the database and fsyncing it before that commit
-        # returns, i.e. before that frame's ACK and event. `_checkpoints` does it beside.
-        if self.checkpoint_beside:
-            conn.execute("PRAGMA wal_autocheckpoint=0")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.executescript(_SCHEMA)
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -366,10 +341,6 @@ class Journal:
             results.append((fut, True, value))
         try:
             conn.execute("COMMIT")
-            self._commits += 1
-            self._last_commit = time.monotonic()
-            if self._commits >= CHECKPOINT_COMMITS:
-                self._wake_checkpoint.set()
         except sqlite3.Error as exc:
             try:
                 conn.execute("ROLLBACK")
@@ -388,33 +359,6 @@ class Journal:
                 if self.error is None and isinstance(value, sqlite3.Error):
                     self.error = value
                 fut.set_exception(value)
-
-    def _checkpoints(self) -> None:
-        """Copy the WAL into the database beside the writes (PASSIVE: never blocks a
-        writer), on its own connection: once the journal is idle (CHECKPOINT_IDLE_S without
-        a commit: its fsync then competes with no frame's), or after CHECKPOINT_COMMITS
-        commits whatever the pace. Durability is the WAL's, fsync'd at each COMMIT; this
-        only bounds its size."""
-        try:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
-        except sqlite3.Error as exc:
-            log.error("journal: no checkpoint connection (the WAL grows until the next start): %s", exc)
-            return
-        try:
-            while not self._closed and self.checkpoint_beside:
-                self._wake_checkpoint.wait(CHECKPOINT_IDLE_S)
-                self._wake_checkpoint.clear()
-                if not self._commits or (self._commits < CHECKPOINT_COMMITS
-                                         and time.monotonic() - self._last_commit < CHECKPOINT_IDLE_S):
-                    continue
-                self._commits = 0
-                try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                    self.checkpoints += 1
-                except sqlite3.Error as exc:  # busy or failing: the next round tries again
-                    log.warning("journal: WAL checkpoint failed: %s", exc)
-        finally:
-            conn.close()
 
     def _fail_all(
         self, batch: list[tuple[Callable[[sqlite3.Connection], Any], Future[Any]]], exc: BaseException
@@ -448,8 +392,6 @@ class Journal:
             self._closed = True
             self._queue.put(_STOP)
         self._thread.join()
-        self._wake_checkpoint.set()
-        self._checkpointer.join()
         os.close(self._lock_fd)  # the lock goes with the descriptor
 
     @property
