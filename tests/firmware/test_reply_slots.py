@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Wire
-
 # A booted shoe (in-process, on the scripted board) with a barcode shoe loaded and every
 # frame so far acknowledged; `feed()` hands the next host line to the link in one read.
 SHOE = """
@@ -47,7 +45,7 @@ def deal(n):
 """
 
 
-def phases(wire: Wire, stdout: str) -> dict[str, dict[str, Any]]:
+def phases(wire: Any, stdout: str) -> dict[str, dict[str, Any]]:
     """Per `phase(name)` line (`PHASE name acked count next`): the outbox then, and the frames
     the shoe wrote since the phase before."""
     from cardshoe import protocol as P
@@ -69,8 +67,8 @@ def phases(wire: Wire, stdout: str) -> dict[str, dict[str, Any]]:
 def test_a_resent_command_gets_its_held_reply_again_and_a_restarted_host_always_a_slot(mpy, wire) -> None:  # type: ignore[no-untyped-def]
     from cardshoe import protocol as P
 
-    first = Wire(epoch=1)
-    second = Wire(epoch=2)
+    first = type(wire)(epoch=1)  # the host codec's frame maker (conftest.Wire)
+    second = type(wire)(epoch=2)
     ping1 = first.frame(P.Ping(nonce=11))
     ping1_again = first.frame(P.Ping(nonce=11), seq=1, flags=P.FLAG_RESENT)
     ping2 = second.frame(P.Ping(nonce=22))
@@ -122,8 +120,8 @@ phase('time2')
 def test_a_later_command_of_a_host_leaves_the_reply_slots_to_the_next_host(mpy, wire) -> None:  # type: ignore[no-untyped-def]
     from cardshoe import protocol as P
 
-    first = Wire(epoch=1)
-    second = Wire(epoch=2)
+    first = type(wire)(epoch=1)  # the host codec's frame maker (conftest.Wire)
+    second = type(wire)(epoch=2)
     # The first host's commands are all answered but never acknowledged (it dies with them held).
     lines = [first.frame(P.Ping(nonce=n)) for n in range(1, 6)]
     lines.append(second.frame(P.Ping(nonce=99)))
@@ -151,7 +149,7 @@ def test_resend_from_acknowledges_what_is_before_it(mpy, wire) -> None:  # type:
     # SPEC 4: RESEND_FROM(boot, n) is sent for the first frame the host has not journaled,
     # so the frames before n are journaled, as ACK(boot, n - 1) says. HELLO is seq 1, the
     # loaded shoe's DECK_STATUS 2 (both acknowledged), the six cards 3 to 8.
-    host = Wire(epoch=1)
+    host = type(wire)(epoch=1)
     out = mpy(SHOE + """
 phase('start')
 deal(6)
@@ -172,7 +170,7 @@ def test_an_ack_after_a_command_that_found_no_slot_still_counts(mpy, wire) -> No
     # resend is not a replay); an ACK after it in the same read must still free the slots,
     # or the shoe resends frames the host has journaled while the host waits for room.
     # HELLO 1 and DECK_STATUS 2 acknowledged; then 13 cards (3-15), FAULT 16, REPLY 17.
-    host = Wire(epoch=1)
+    host = type(wire)(epoch=1)
     first = host.frame(P.Ping(nonce=1))  # takes a REPLY slot, as the first command of an epoch may
     second = host.frame(P.Ping(nonce=2))  # finds no slot: a later command leaves them free
     ack = host.frame(P.Ack(boot=1, seq=13))
