@@ -19,7 +19,7 @@ from micropython import const
 
 from app.mem import take
 from app.link import Link
-from app.outbox import Outbox
+from app.outbox import REPLY_SLOTS, Outbox
 from app.store import StorageError
 
 FW_VERSION = (0, 1, 0)
@@ -46,6 +46,7 @@ _T_PING = const(0x86)
 _T_MAINTENANCE = const(0x87)
 _T_CLEAR = const(0x88)
 _T_CARDS_FROM = const(0x89)
+_OUT_SIZE = const(260)  # wire's OUT_SIZE: an encoded frame with both delimiters
 
 _F_READER = const(1)
 _F_JAM = const(2)
@@ -77,7 +78,10 @@ _REASON_END = const(3)
 _DECK_SIZE = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10] (as in deck and store)
 _UID_MAX = const(10)
-_RESERVE = const(2)  # outbox slots kept for REPLY and FAULT frames
+# Outbox slots cards, keys and deck status leave free: the REPLY slots, and one for FAULTs
+# (app/outbox.py). Before, FAULTs and repeated REPLYs could fill the REPLY slots, and a
+# daemon proving the shoe live (SPEC 3.4 item 6) found none for the REPLY to its PING.
+_RESERVE = const(3)
 _KEYS = const(8)
 _LOW_MEM = const(4096)
 _MEM_CHECK_MS = const(1000)
@@ -101,8 +105,9 @@ class Shoe:
         self.ms = 0
         self.fw_hash = fw_hash
         self.encoder = None
-        self._out = take(wire.OUT_SIZE)
-        self._out_mv = self._out
+        self._out = take(_OUT_SIZE)
+        self._out_n = -1
+        self._out_k = None
         self.outbox = Outbox(self._emit, slots)
         self.link = Link(self.store, self.outbox, self)
         self.rx = take(64)
@@ -259,16 +264,19 @@ class Shoe:
         self._key_count += 1
 
     # -- frames out -------------------------------------------------------
-    def _emit(self, mtype, flags, seq, payload, n):
-        k = self.encoder.encode(mtype, flags, self.store.boot, seq, payload, self._out, n)
-        self.board.write_serial(self._out_mv[:k])
+    def _emit(self, mtype, flags, seq, buf, off, n):
+        k = self.encoder.encode(mtype, flags, self.store.boot, seq, buf, self._out, n, off)
+        if k != self._out_n:  # the view is kept while frames keep their length: no garbage
+            self._out_n = k
+            self._out_k = self._out[:k]
+        self.board.write_serial(self._out_k)
 
     def pump(self):
         """Frame what is waiting, in order, while the outbox has room."""
         ob = self.outbox
         d = self.deck
         st = self.store
-        while self.fault_dirty and ob.free() > 0:
+        while self.fault_dirty and ob.free() > REPLY_SLOTS:
             code = 1
             while not self.fault_dirty & (1 << code):
                 code += 1
@@ -295,7 +303,7 @@ class Shoe:
                 break
         if self.next_frame <= st.logged:
             self.raise_fault(_F_OUTBOX_FULL)
-        elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > 0:
+        elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > REPLY_SLOTS:
             self.clear_transient(_F_OUTBOX_FULL)
             if self.fault_dirty:
                 self.pump()
@@ -370,6 +378,15 @@ class Shoe:
             ob.push(_T_HEARTBEAT, self.payload, 7)
 
     # -- host commands (called by Link) -----------------------------------
+    def ready(self, mtype):
+        """False when command `mtype` must wait (Link does not take it; the host resends it).
+
+        A NEW_SHOE while cards of the loaded session still wait to be framed (re-sent for
+        CARDS_FROM after a reboot, or behind a full outbox) would cut them off; it waits
+        until they are out (SPEC 5, NEW_SHOE). Refusing it instead left the host with a
+        REFUSED it took for final: the new shoe never loaded (issue 11)."""
+        return not (mtype == _T_NEW_SHOE and self.next_frame <= self.store.logged)
+
     def command(self, mtype, p, n):
         if mtype == _T_NEW_SHOE:
             return self._new_shoe(p, n)
