@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 from operator import itemgetter
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..cards import CardError, DuplicateCardError, check_card
 from . import tables as _t
@@ -168,6 +168,20 @@ class Hand(tuple):  # type: ignore[type-arg]
 
     def __getnewargs__(self) -> tuple[Hand3 | Hand5, int, tuple[int, ...]]:
         return self._fields()  # pickle and copy rebuild it with Hand(kind, strength, cards)
+
+    # Not a sequence (as the dataclass was not): iterating, unpacking, len() and ``in``
+    # would see the items above, so they are refused rather than half-working.
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError("a Hand is not a sequence: read .kind, .strength and .cards")
+
+    def __len__(self) -> int:
+        raise TypeError("a Hand is not a sequence: read .kind, .strength and .cards")
+
+    def __contains__(self, item: object) -> bool:
+        raise TypeError("a Hand is not a sequence: use `card in hand.cards`")
+
+    def __bool__(self) -> bool:
+        return True
 
 
 _tnew = tuple.__new__

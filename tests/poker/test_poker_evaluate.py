@@ -371,6 +371,12 @@ def test_hand_is_an_immutable_value() -> None:
         a.extra = 1  # type: ignore[attr-defined]
     assert repr(a).startswith("Hand(kind=<Hand5.THREE_OF_A_KIND")
     assert a != (a.kind, a.strength, a.cards)  # not a plain tuple
+    assert a  # true, as any object
+    for not_a_sequence in (lambda: len(a), lambda: list(a), lambda: 51 in a):
+        with pytest.raises(TypeError):
+            not_a_sequence()
+    with pytest.raises(TypeError):
+        kind, strength, cards = a  # type: ignore[misc]
 
 
 def test_hand_of_seven_shows_the_five_that_make_it() -> None:
