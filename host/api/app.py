@@ -95,9 +95,18 @@ def _done(done: Done) -> dict[str, Any]:
 _HTTP_ERROR = {404: "NotFound", 405: "MethodNotAllowed"}
 
 
+def _query_params(dependant: Any) -> list[Any]:
+    """Every query parameter an endpoint takes, its dependencies' included."""
+    out = list(dependant.query_params)
+    for sub in dependant.dependencies:
+        out += _query_params(sub)
+    return out
+
+
 def _field_of(loc: Iterable[Any]) -> str:
     """The field a schema error is about: its location without `body`/`query`/`path`/`header`."""
-    parts = [str(p) for p in loc]
+    # A union body's errors name the member model ("ProgressiveGivenIn"): not a field.
+    parts = [str(p) for p in loc if not str(p)[:1].isupper()]
     if len(parts) > 1 and parts[0] in ("body", "query", "path", "header"):
         parts = parts[1:]
     return ".".join(parts) or "body"
@@ -126,6 +135,20 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         description="The table controller's interface to the cardshoe daemon: rounds, wagers, decisions, "
                     "irregularities, settlement, and the event stream. Every call needs the table's bearer token.",
     )
+    def no_unknown_query(request: Request) -> None:
+        # A query parameter the endpoint does not take is refused, not ignored: `?veiw=pit`
+        # would otherwise quietly show what the caller did not ask for.
+        route = request.scope.get("route")
+        dependant = getattr(route, "dependant", None)
+        if dependant is None or not request.query_params:
+            return
+        known = {p.alias for p in _query_params(dependant)}
+        for name in request.query_params:
+            if name not in known:
+                raise Refused(422, name[:40], f"unknown query parameter (this endpoint takes: "
+                              f"{', '.join(sorted(known)) or 'none'})", "ValidationError")
+
+    app.router.dependencies.append(Depends(no_unknown_query))
     guard = Guard.from_tokens(token, role_tokens, journal_refusal=lambda body: _journal_refusal(daemon, body))
 
     def need(role: str | None, *, face_down: bool = False) -> Callable[..., Principal]:
@@ -397,7 +420,10 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         200: {"description": "server-sent events: `id:` the journal entry, `event:` its type, `data:` one line "
                              "of JSON `{id, t_ns, kind, round_id, data}` (docs/api.md, \"The event stream\")",
               "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-        **_errors(401, 403, 422)})
+        # Its errors are JSON, not the stream's media type (FastAPI would file a `model` under it).
+        **{code: {"description": _STATUS_TEXT[code],
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
+           for code in (401, 403, 422)}})
     async def events(
         request: Request,
         who: Principal = read_dep,

@@ -15,7 +15,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from annotated_types import Ge, Le
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .cardtext import CARD_INPUT_PATTERN, CARD_PATTERN
 
@@ -107,8 +108,28 @@ CardOrNull = Annotated[Card | None, Field(description='a card as text ("As"); nu
                                                       "view, unread, or of no deck")]
 CardIn = Annotated[str, Field(pattern=CARD_INPUT_PATTERN, max_length=2, description='a card as text, e.g. "As"',
                               examples=["As"])]
-Seat = Annotated[int, Field(ge=1, le=7, description="playing position, 1..7 from the dealer's left")]
-Amount = Annotated[int, Field(ge=0, le=MAX_AMOUNT, description="minor units")]
+def _whole(value: Any) -> Any:
+    """A JSON number with no fraction (1000.0) is an integer (JSON Schema says so, and a
+    JavaScript controller may send one); 10.5 and "100" stay refused."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: An integer of a request body: strict (no strings, no fractions), whole floats taken.
+Int = Annotated[int, BeforeValidator(_whole)]
+Zero = Annotated[Literal[0], BeforeValidator(_whole)]
+
+# Bounds before the validator that takes whole floats: bounds given after it (or as a field's
+# Field(ge=...)) reach the JSON schema as `ge`/`le`, not minimum/maximum.
+_W = BeforeValidator(_whole)
+Seat = Annotated[int, Ge(1), Le(7), _W, Field(description="playing position, 1..7 from the dealer's left")]
+Amount = Annotated[int, Ge(0), Le(MAX_AMOUNT), _W]
+CardNumber = Annotated[int, Ge(1), Le(60), _W]
+CardCount = Annotated[int, Ge(0), Le(60), _W]
+Counter = Annotated[int, Ge(1), Le(MAX_COUNTER), _W]
+U32 = Annotated[int, Ge(0), Le(MAX_U32), _W]
+Mask16 = Annotated[int, Ge(0), Le(0xFFFF), _W]
 # Enums in a strict model: a JSON string is the enum's value (strict mode wants instances).
 WagerField = Annotated[Wager, Field(strict=False)]
 ChoiceField = Annotated[Choice, Field(strict=False)]
@@ -162,7 +183,7 @@ class SeatPlaceIn(BaseModel):
     model_config = _STRICT
     kind: Literal["seat"]
     seat: Seat
-    number: int = Field(ge=1, le=60, description="the card's number in the hand, from 1")
+    number: CardNumber = Field(description="the card's number in the hand, from 1")
 
 
 class OtherPlaceIn(BaseModel):
@@ -170,8 +191,8 @@ class OtherPlaceIn(BaseModel):
 
     model_config = _STRICT
     kind: Literal["dealer", "community", "burn", "security", "discard"]
-    seat: Literal[0] = 0
-    number: int = Field(ge=1, le=60, description="the card's number at that place, from 1")
+    seat: Zero = 0
+    number: CardNumber = Field(description="the card's number at that place, from 1")
 
 
 PlaceIn = Annotated[Union[SeatPlaceIn, OtherPlaceIn], Field(discriminator="kind")]
@@ -180,7 +201,7 @@ PlaceIn = Annotated[Union[SeatPlaceIn, OtherPlaceIn], Field(discriminator="kind"
 class ExposureIn(BaseModel):
     model_config = _STRICT
     place: PlaceIn | None = None
-    shoe_index: int | None = Field(None, ge=1, le=MAX_COUNTER, description="the card's index in the shoe session")
+    shoe_index: Counter | None = Field(None, description="the card's index in the shoe session")
 
 
 class SeatPositionIn(BaseModel):
@@ -192,7 +213,7 @@ class SeatPositionIn(BaseModel):
 class OtherPositionIn(BaseModel):
     model_config = _STRICT
     kind: Literal["dealer", "community", "discard"]
-    seat: Literal[0] = 0
+    seat: Zero = 0
 
 
 PositionIn = Annotated[Union[SeatPositionIn, OtherPositionIn], Field(discriminator="kind")]
@@ -200,20 +221,20 @@ PositionIn = Annotated[Union[SeatPositionIn, OtherPositionIn], Field(discriminat
 
 class CountIn(BaseModel):
     model_config = _STRICT
-    flag: int = Field(ge=1, le=MAX_COUNTER, description="the count flag's id")
+    flag: Counter = Field(description="the count flag's id")
     position: PositionIn
-    count: int = Field(ge=0, le=60)
+    count: CardCount
     reporter: str = Field(min_length=1, max_length=80)
 
 
 class ConfirmIn(BaseModel):
     model_config = _STRICT
-    flag: int = Field(ge=1, le=MAX_COUNTER)
+    flag: Counter
     confirmed: bool
     supervisor: str = Field(min_length=1, max_length=80)
     # Which of a proposed placement's candidates (1-based) the supervisor confirms; required
     # when the flag offers more than one (a manual-device slip, 5.7/5.2).
-    candidate: int | None = Field(default=None, ge=1, le=MAX_COUNTER)
+    candidate: Counter | None = None
 
 
 class VoidIn(BaseModel):
@@ -225,7 +246,7 @@ class VoidIn(BaseModel):
 
 class SettleIn(BaseModel):
     model_config = _STRICT
-    jackpot_pool: int | None = Field(None, ge=0, le=MAX_AMOUNT, description="minor units; default: the pool last set")
+    jackpot_pool: Amount | None = Field(None, description="minor units; default: the pool last set")
 
 
 class ManifestCardIn(BaseModel):
@@ -236,8 +257,8 @@ class ManifestCardIn(BaseModel):
 
 class LoadShoeIn(BaseModel):
     model_config = _STRICT
-    deck_id: int = Field(ge=0, le=MAX_U32)
-    shoe: int | None = Field(None, ge=0, le=MAX_U32, description="shoe serial; default the shoe on the link")
+    deck_id: U32
+    shoe: U32 | None = Field(None, description="shoe serial; default the shoe on the link")
     manifest: list[ManifestCardIn] | None = Field(
         None, min_length=52, max_length=52,
         description="RFID decks: the 52 different cards with 52 different UIDs (else 409); omit for barcode decks")
@@ -245,16 +266,16 @@ class LoadShoeIn(BaseModel):
 
 class ClearIn(BaseModel):
     model_config = _STRICT
-    integrity_mask: int = Field(ge=0, le=0xFFFF)
-    fault_mask: int = Field(ge=0, le=0xFFFF)
-    shoe: int | None = Field(None, ge=0, le=MAX_U32)
+    integrity_mask: Mask16
+    fault_mask: Mask16
+    shoe: U32 | None = None
 
 
 class MaintenanceIn(BaseModel):
     model_config = _STRICT
     supervisor: str = Field(min_length=1, max_length=80)
     reason: str = Field(min_length=1, max_length=200)
-    shoe: int | None = Field(None, ge=0, le=MAX_U32, description="shoe serial; default the shoe on the link")
+    shoe: U32 | None = Field(None, description="shoe serial; default the shoe on the link")
 
 
 # -- answers --------------------------------------------------------------------------

@@ -85,12 +85,12 @@ def card_texts_in_dom(browser: Any) -> set[str]:
 
 
 def card_values(value: Any) -> list[Any]:
-    """Every card value in a JSON value: a shoe card's `card`/`code`/`reader_id`, a hand's
-    `cards` (a face-down card is null, a missing barcode absent)."""
+    """Every card value in a JSON value: a shoe card's `card` (text, "Ah"; null when face
+    down)/`code`/`reader_id`, a hand's `cards` (a face-down card is null, a missing barcode absent)."""
     found: list[Any] = []
     if isinstance(value, dict):
         for k, v in value.items():
-            if k in ("card", "code") and isinstance(v, int) and not isinstance(v, bool):
+            if k in ("card", "code") and isinstance(v, (int, str)) and not isinstance(v, bool):
                 found.append(v)
             elif k == "reader_id":
                 found.append(v)
@@ -163,7 +163,7 @@ def test_pit_view_reconstruction_settlement_and_surveillance(served: Any, browse
         })();""", rid)
     pit_round = json.loads(pit_json[0])
     assert pit_round["view"] == "pit"
-    assert all(c["code"] is None for c in pit_round["cards"].values())
+    assert all(c["card"] is None for c in pit_round["cards"].values())
     assert all(v is None for hand in pit_round["hands"].values() for v in hand)
     assert card_values(pit_round) == [], "a face-down card in the pit's GET /rounds"
     streamed = [json.loads(e)["data"] for e in re.findall(r"^data: (.*)$", pit_json[1], flags=re.M)]
@@ -185,7 +185,7 @@ def test_pit_view_reconstruction_settlement_and_surveillance(served: Any, browse
     # Decisions and settlement by the controller; the page's settlement is the API's.
     for seat in (2, 5):
         table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": seat, "choice": "play"})
-    settled = table.ok("POST", f"/rounds/{rid}/settle")["settlement"]["settlement"]
+    settled = table.ok("POST", f"/rounds/{rid}/settle")["settlement"]
     expected = {(str(st["seat"]), w["wager"]): (w["paid"], w["net"]) for st in settled["seats"] for w in st["wagers"]}
     assert expected
 
