@@ -171,7 +171,7 @@ def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
         body = {} if spec.jackpot_pool is None else {"jackpot_pool": spec.jackpot_pool}
         done = _try(out, api.request, "POST", f"/rounds/{rid}/settle", body)
         if done is not None and "settlement" in done:
-            out.settlement = done["settlement"].get("settlement")
+            out.settlement = done["settlement"]
     out.snapshot = api.round(rid)
     if spec.settle:
         exported = api.export(rid)
