@@ -125,9 +125,9 @@ def _run(bench: Bench, game: str, seed: int, started: float) -> int:
     snap = api.round(rid)
     dealer = snap["hands"].get("dealer", [])
     for seat in snap["procedure"]["seats"]:
-        hand = [parse_card(c) for c in snap["hands"][f"seat {seat}"]]
+        held = [parse_card(c) for c in snap["hands"][f"seat {seat}"]]
         # A common basic strategy: play Q-6-4 or better (the bench's choice, not a rule).
-        choice = "play" if evaluate3(hand).strength >= evaluate3(_Q64).strength else "fold"
+        choice = "play" if evaluate3(held).strength >= evaluate3(_Q64).strength else "fold"
         api.request("POST", f"/rounds/{rid}/decisions", {"seat": seat, "choice": choice})
     done = api.request("POST", f"/rounds/{rid}/settle", {})
     snap = api.round(rid)

@@ -242,7 +242,7 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = exc.detail
+        detail: Any = exc.detail
         if not isinstance(detail, dict):  # Starlette's own 404/405: a string
             detail = {"field": "path", "message": str(detail), "error": _HTTP_ERROR.get(exc.status_code, "HTTPError")}
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)

@@ -537,7 +537,7 @@ class Done(_Out):
 
 
 class Opened(Done):
-    round_id: str  # type: ignore[assignment]
+    round_id: str
 
 
 class ShoeLoaded(_Out):

@@ -135,7 +135,7 @@ def test_an_rfid_manifest_goes_to_the_shoe_in_parts(make_table) -> None:  # type
     bad = table.client.post("/shoe/load", json={"deck_id": 9, "manifest": manifest[:51]})
     assert bad.status_code == 422 and bad.json()["detail"]["field"] == "manifest"
     bad = table.client.post("/shoe/load", json={"deck_id": 9, "manifest": [dict(manifest[0], card="1c")] + manifest[1:]})
-    assert bad.status_code == 422 and bad.json()["detail"]["field"] == "manifest[0].card"
+    assert bad.status_code == 422 and bad.json()["detail"]["field"] == "manifest.0.card"  # the schema error's location
     r = table.client.post("/shoe/load", json={"deck_id": 9, "manifest": manifest})
     assert r.status_code == 202
     wait_for(lambda: table.shoe.state.deck_id == 9, what="the last part stored")
