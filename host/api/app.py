@@ -66,8 +66,9 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     return {code: {"model": m.ErrorBody, "description": _STATUS_TEXT[code]} for code in codes}
 
 
-#: The error answers by kind of endpoint: reads, writes with a body, writes without one.
-_READ = (401, 403, 503)
+#: The error answers by kind of endpoint. Every endpoint may answer 422 (a query parameter it
+#: does not take) and every write 413 (the body limits come before the endpoint).
+_READ = (401, 403, 422, 503)
 _READ_ROUND = (401, 403, 404, 422, 503)
 _WRITE = (401, 403, 409, 413, 422, 500, 503)
 _WRITE_ROUND = (401, 403, 404, 409, 413, 422, 500, 503)
@@ -254,7 +255,7 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         return result
 
     @app.post("/rounds", dependencies=controller, tags=["round"], status_code=201, response_model=m.Opened,
-              responses=_errors(401, 403, 409, 500, 503))
+              responses=_errors(401, 403, 409, 413, 422, 500, 503))
     def open_round() -> dict[str, Any]:
         """Open the next round ("Place your bets, please"). 409 while a round is still in play."""
         return _done(control().open_round())
@@ -265,8 +266,8 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         """The rounds in memory, newest first (at most `limit`): id, status, void."""
         return {"rounds": control().round_list(limit)}
 
-    @app.get("/rounds/{round_id}", tags=["round"], response_model=m.Round, response_model_exclude_unset=True,
-            responses=_errors(*_READ_ROUND))
+    @app.get("/rounds/{round_id}", tags=["round"], response_model=m.Round,
+            response_model_exclude_unset=True, responses=_errors(*_READ_ROUND))
     def get_round(round_id: RoundId, who: Principal = read_dep,
                   view: Literal["pit", "all"] | None = view_q,
                   classes: bool = Query(False, description="add `hand_classes`: each complete hand's class "
@@ -291,8 +292,8 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         exported: dict[str, Any] = control().round_export(round_id)
         return exported
 
-    @app.post("/rounds/{round_id}/wagers", dependencies=controller, tags=["round"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/wagers", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def place_wager(round_id: RoundId, body: m.WagerIn) -> dict[str, Any]:
         """Place a wager before "no more bets" (after it: 409 `WagersClosedError`, rules 5.5-5.6)."""
         return _done(control().place_wager(round_id, body.seat, body.wager.value, body.amount))
@@ -303,8 +304,8 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         """Change (0 withdraws) a wager; refused after "no more bets" (409, rules 5.5-5.6)."""
         return _done(control().change_wager(round_id, seat, wager.value, body.amount))
 
-    @app.post("/rounds/{round_id}/progressive", dependencies=controller, tags=["round"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/progressive", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def progressive(round_id: RoundId,
                     body: Annotated[m.ProgressiveGivenIn | m.ProgressiveDrawIn, Body()]) -> dict[str, Any]:
         """Let It Ride Magic Card and Lucky Player, given (`{magic_card, lucky_seat}`) or drawn
@@ -315,26 +316,26 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         magic = None if body.magic_card is None else parse_card(body.magic_card)  # the schema's pattern
         return _done(ctl.progressive_selection(round_id, magic, body.lucky_seat))
 
-    @app.post("/rounds/{round_id}/no-more-bets", dependencies=controller, tags=["round"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/no-more-bets", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def no_more_bets(round_id: RoundId) -> dict[str, Any]:
         """"No more bets": wagers close, the active seats fix the dealing procedure."""
         return _done(control().no_more_bets(round_id))
 
-    @app.post("/rounds/{round_id}/deal-complete", dependencies=controller, tags=["round"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/deal-complete", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def deal_complete(round_id: RoundId) -> dict[str, Any]:
         """The deal-complete count point from the table (instead of the shoe's key)."""
         return _done(control().deal_complete(round_id))
 
-    @app.post("/rounds/{round_id}/decisions", dependencies=controller, tags=["round"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/decisions", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def decision(round_id: RoundId, body: m.DecisionIn) -> dict[str, Any]:
         """A player's decision (409 `DecisionError` when the game or the seat's turn does not allow it)."""
         return _done(control().decision(round_id, body.seat, body.choice.value))
 
-    @app.post("/rounds/{round_id}/absent", dependencies=controller, tags=["round"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/absent", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def absent(round_id: RoundId, body: m.SeatIn) -> dict[str, Any]:
         """The player of a seat is absent for the decision (rule 5.11)."""
         return _done(control().player_absent(round_id, body.seat))
@@ -348,8 +349,8 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
             place = rounds.Place(rounds.PlaceKind(body.place.kind), body.place.seat, body.place.number)
         return _done(control().exposure(round_id, place, body.shoe_index))
 
-    @app.post("/rounds/{round_id}/counts", dependencies=controller, tags=["irregularities"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/counts", dependencies=controller, tags=["irregularities"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def count(round_id: RoundId, body: m.CountIn) -> dict[str, Any]:
         """A person's count of a position's cards for an open count flag (5.2, 5.3, 5.7)."""
         position = rounds.Position(rounds.PlaceKind(body.position.kind), body.position.seat)
@@ -361,20 +362,21 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         """A supervisor confirms (or rejects) a proposed reconstruction or a referral."""
         return _done(control().confirm(round_id, body.flag, body.confirmed, body.supervisor, body.candidate))
 
-    @app.post("/rounds/{round_id}/void", dependencies=supervisor, tags=["irregularities"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/void", dependencies=supervisor, tags=["irregularities"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def void(round_id: RoundId, body: m.VoidIn) -> dict[str, Any]:
         """A supervisor voids the round, citing the rule."""
         return _done(control().void(round_id, body.rule, body.reason, body.by))
 
-    @app.post("/rounds/{round_id}/settle", dependencies=controller, tags=["round"], response_model=m.Done, response_model_exclude_unset=True,
-              responses=_errors(*_WRITE_ROUND))
+    @app.post("/rounds/{round_id}/settle", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def settle(round_id: RoundId, body: m.SettleIn | None = None) -> dict[str, Any]:
         """Close the round and settle every wager; `settlement` cites the rule of each payment.
         409 before every decision is in, while a flag waits for a person, or before the deal."""
         return _done(control().settle(round_id, None if body is None else body.jackpot_pool))
 
-    @app.put("/jackpot", dependencies=controller, tags=["table"], response_model=m.Done, response_model_exclude_unset=True, responses=_errors(*_WRITE))
+    @app.put("/jackpot", dependencies=controller, tags=["table"], response_model=m.Done,
+             response_model_exclude_unset=True, responses=_errors(*_WRITE))
     def jackpot(body: m.AmountIn) -> dict[str, Any]:
         """The progressive pool as displayed (minor units), used by the next settlements."""
         return _done(control().set_jackpot_pool(body.amount))

@@ -147,5 +147,5 @@ def event_text(body: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CARD_EVENTS", "CARD_INPUT_PATTERN", "CARD_PATTERN", "card_of", "cards_of", "event_text", "flag_text", "round_text",
-           "settlement_of"]
+__all__ = ["CARD_EVENTS", "CARD_INPUT_PATTERN", "CARD_PATTERN", "card_of", "cards_of", "event_text", "flag_text",
+           "round_text", "settlement_of"]

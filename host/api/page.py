@@ -105,7 +105,8 @@ def mount_page(app: FastAPI, guard: Guard) -> None:
         out.headers["Cache-Control"] = "no-store"
         return out
 
-    @app.get("/session", tags=["session"], response_model=SessionOut, response_model_exclude_unset=True)
+    @app.get("/session", tags=["session"], response_model=SessionOut, response_model_exclude_unset=True,
+             responses=_errors(422))
     def session(request: Request) -> dict[str, Any]:
         """Whether this browser is signed in, with which roles (and its CSRF token)."""
         who = guard.principal(request)
@@ -114,7 +115,7 @@ def mount_page(app: FastAPI, guard: Guard) -> None:
         return {"signed_in": True, "roles": sorted(who.roles), "csrf": who.csrf}
 
     @app.delete("/session", tags=["session"], response_model=SessionOut, response_model_exclude_unset=True,
-                responses=_errors(401, 403))
+                responses=_errors(401, 403, 413, 422))
     def sign_out(request: Request) -> Response:
         """Sign out: the session cookie stops working."""
         guard.check(request, None)
