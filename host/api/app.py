@@ -432,8 +432,9 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         view: Literal["pit", "all"] | None = view_q,
         last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=m.MAX_COUNTER * 1000,
                                                     description="the last event id received")] = None,
-        after: int | None = Query(None, ge=0, le=m.MAX_COUNTER * 1000,
-                                  description="start after this event id (as Last-Event-ID), from the journal"),
+        after: int | None = Query(None, ge=-1, le=m.MAX_COUNTER * 1000,
+                                  description="start after this event id (as Last-Event-ID), from the journal; "
+                                              "0 or -1: from the first"),
         limit: int | None = Query(None, ge=1, le=1_000_000, description="end the stream after this many events"),
     ) -> StreamingResponse:
         """Server-sent events: cards as placed (as text, "As"), hands complete, flags, settlements,

@@ -284,6 +284,9 @@ def test_status_codes_are_as_the_docs_say(make_table) -> None:  # type: ignore[n
     settled = table.ok("POST", f"/rounds/{rid}/settle", json={})
     assert settled["settlement"]["seats"][0]["seat"] == 1  # the settlement itself, not nested
     assert table.round(rid)["settlement"] == settled["settlement"]
+    # The stream from the start, as the bench's client asks for it (`after=-1`: nothing seen yet).
+    first = _sse(table.client.get("/events?after=-1&limit=1").text)
+    assert [e["event"] for e in first] == ["daemon_started"]
     # An unknown path answers in the same error form.
     r = table.client.get("/no-such-thing")
     assert r.status_code == 404 and r.json()["detail"]["error"] == "NotFound"
