@@ -111,6 +111,13 @@ def _evidence_field(body: dict[str, Any]) -> None:
         body["evidence"] = [_record(e) for e in body["evidence"]]
 
 
+def _never_dealt_field(body: dict[str, Any]) -> None:
+    # A deck fault between rounds: the shoe's report of the cards never dealt (a list of codes).
+    if isinstance(body.get("evidence"), list):
+        body["evidence"] = [dict(e, never_dealt=cards_of(e["never_dealt"]))
+                            if isinstance(e, dict) and "never_dealt" in e else e for e in body["evidence"]]
+
+
 def _conflict_fields(body: dict[str, Any]) -> None:
     for key in ("held", "reported"):
         if key in body:
@@ -129,6 +136,7 @@ _CONVERT = {
     "flagged": _flag_field,
     "flag_resolved": _flag_field,
     "card_outside_round": _evidence_field,
+    "deck_fault_outside_round": _never_dealt_field,
     "shoe_card_conflict": _conflict_fields,
     "card_deck_mismatch": _mismatch_fields,
     "progressive_selected": _card_field("magic_card"),

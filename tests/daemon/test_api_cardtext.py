@@ -20,6 +20,8 @@ def test_every_card_field_of_the_events_becomes_text() -> None:
                            "reported": {"type": "CARD", "code": 0xFF}})
     assert conflict["held"]["card"] == "Kh" and conflict["reported"]["card"] is None  # 0xFF: no card of a deck
     assert event_text({"type": "card_deck_mismatch", "code": c("9s")})["card"] == "9s"
+    fault = event_text({"type": "deck_fault_outside_round", "evidence": [{"missing": 2, "never_dealt": [c("2c"), c("As")]}]})
+    assert fault["evidence"] == [{"missing": 2, "never_dealt": ["2c", "As"]}]
     assert event_text({"type": "progressive_selected", "magic_card": c("Qc")})["magic_card"] == "Qc"
 
 
