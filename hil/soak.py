@@ -605,7 +605,7 @@ def _settle(table: _Table, ledger: RoundLedger) -> dict[str, Any] | None:
         ledger.supervisor_void = "6.1"
         table.totals.rounds_voided_by_supervisor += 1
         done = api.request("POST", f"/rounds/{rid}/settle", {})
-    result: dict[str, Any] | None = (done.get("settlement") or {}).get("settlement")
+    result: dict[str, Any] | None = done.get("settlement")
     return result
 
 

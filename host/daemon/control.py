@@ -50,21 +50,28 @@ class Refused(Exception):
         return out
 
 
+#: The HTTP status of each refusal (docs/api.md, "Errors"). 422 is kept for a request that
+#: breaks the OpenAPI description (FastAPI's schema check, the body limits): a bug in the
+#: controller. Every refusal of a well-formed request by the round or the table is 409 (the
+#: request is right, the table's state, its game's rules or its settings refuse it: show the
+#: dealer the message), or 404 when the round or the flag it names does not exist.
+_INPUT_STATUS = {"round_id": 404, "round": 409, "jackpot.reset": 409}
+
+
 def _refused(error: Exception) -> Refused:
+    """The `Refused` (status, field, message, error type, rule) of a refused input."""
     if isinstance(error, SettlementRefused):
         # 409: the round cannot be settled as it stands; it stays in play (give what is
         # missing, or a supervisor voids it).
         return Refused(409, error.field, str(error), type(error).__name__)
     if isinstance(error, InputError):
-        # 409: valid, but not at this table now (an unknown round, a setting the table lacks).
-        return Refused(422 if error.field not in ("round", "round_id", "jackpot.reset") else 409, error.field, str(error),
-                       type(error).__name__)
+        # 404: an unknown round; 409: valid, but not at this table now (a round still in play,
+        # a setting the table lacks). An input the core cannot read at all is 422.
+        return Refused(_INPUT_STATUS.get(error.field, 422), error.field, str(error), type(error).__name__)
     named = getattr(error, "field", None)  # an error that names its own field (MissingInputError)
     field = named if isinstance(named, str) else next((f for cls, f in _FIELD_OF.items() if isinstance(error, cls)),
                                                       "operation")
-    status = 409 if isinstance(error, rounds.WrongStateError) else 422
-    if isinstance(error, rounds.UnknownFlagError):
-        status = 404
+    status = 404 if isinstance(error, rounds.UnknownFlagError) else 409
     rule = "5.5-5.6" if isinstance(error, rounds.WagersClosedError) else None
     return Refused(status, field, str(error), type(error).__name__, rule)
 
@@ -160,7 +167,7 @@ class TableControl:
             parsed = rounds.Choice(choice)
         except ValueError:
             raise Refused(422, "choice", f"{choice!r} is not one of {[c.value for c in rounds.Choice]}",
-                          "ValueError") from None
+                          "ValidationError") from None
         return self._op(round_id, rounds.Decision(seat=seat, choice=parsed))
 
     def player_absent(self, round_id: str, seat: int) -> Done:
@@ -235,5 +242,6 @@ class TableControl:
             try:
                 data: dict[str, Any] = self.service.core.export(round_)
             except ValueError as exc:
-                raise Refused(409, "round_id", str(exc), type(exc).__name__) from None
+                # Not exportable yet (an irregularity waits for a person): the round's state.
+                raise Refused(409, "round_id", str(exc), "NotExportable") from None
         return data
