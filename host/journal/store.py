@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS windows (
 
 #: Entry kinds. `frame` and `input` are the inputs replay feeds back; `event` and
 #: `settlement` are what the daemon derived from them; the rest are observations.
-KINDS = frozenset({"frame", "reject", "input", "event", "settlement", "link", "command", "daemon", "checkpoint"})
+KINDS = frozenset({"frame", "reject", "input", "event", "settlement", "link", "command", "daemon", "checkpoint",
+                   "floor"})
 
 
 class JournalError(Exception):

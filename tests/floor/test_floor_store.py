@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cardshoe.cards import parse_card
 from cardshoe.floor.progressive import FloorRefusal, LinkSettings
 from cardshoe.floor.store import AssignmentConflict, FloorStore, ShippedEntry, UnknownLink
 from floor_rounds import NOTHING, QUADS, RESET, ROYAL, SF, round_file, seat
@@ -172,7 +173,7 @@ def test_rounds_are_indexed_for_search_by_table_rule_and_card_sequence(store: Fl
     def ev(i: int, rid: str, **body: Any) -> ShippedEntry:
         return ShippedEntry(i, 10_000 * i, "event", None, None, None, None, rid, json.dumps(body), None)
 
-    cards = [51, 50, 49]  # As Ks Qs (card code = rank * 4 + suit: docs/round-format.md)
+    cards = [parse_card(c) for c in ("As", "Ks", "Qs")]
     store.ingest("T1", [ev(1, "T1-000001", type="round_opened", game="megalink-three-card-poker")]
                  + [ev(2 + k, "T1-000001", type="card_placed", card=c) for k, c in enumerate(cards)]
                  + [ev(5, "T1-000001", type="flagged", irregularity={"id": 1, "rules": ["5.3"], "decision": "pending"})])
