@@ -241,6 +241,8 @@ function drawStatus(s) {
   // The daemon's alarms (a silent shoe, the port), each with its message.
   const alarms = (Array.isArray(s.alarms) ? s.alarms : []).map((a) => a.message || a.type || JSON.stringify(a));
   if (s.journal_failed) alarms.push(`journal failed: ${s.journal_failed}`);
+  // A linked table whose floor is away says so: progressive wagers are refused meanwhile.
+  if (s.floor && s.floor.message) alarms.push(s.floor.message);
   for (const [shoe, v] of Object.entries(s.version_mismatch || {})) alarms.push(`shoe ${shoe}: ${v.message}`);
   $("alarms").textContent = alarms.length ? alarms.join("; ") : "none";
   $("alarms").className = alarms.length ? "bad" : "";
