@@ -22,7 +22,7 @@ from cardshoe.floor.store import FloorStore  # noqa: E402
 from cardshoe.journal import JournalReader  # noqa: E402
 from conftest import open_store  # noqa: E402
 from daemon_harness import Table, wait_for  # noqa: E402
-from floor_net import FloorServer, Relay  # noqa: E402
+from cardshoe.floor.testnet import FloorServer, Relay  # noqa: E402
 
 FLOOR_TOKEN = "floor-token-0123456789abcdef"
 MTCP = "megalink-three-card-poker"

@@ -1,4 +1,4 @@
-"""The floor served for real in a test: uvicorn on a socket of port 0 in a thread, and a TCP
+"""The floor served for real in a test or the benchmark: uvicorn on a socket of port 0 in a thread, and a TCP
 relay in front of it whose connections the test can cut and restore (the table-to-floor
 network), so the table's client speaks real HTTP over real sockets."""
 
