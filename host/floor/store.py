@@ -249,7 +249,10 @@ class FloorStore:
             if make:
                 self._pg_made += 1
         if not make:
-            return self._pg.get(timeout=30)
+            try:
+                return self._pg.get(timeout=30)
+            except queue.Empty:
+                raise StoreUnavailable("floor store: every connection busy for 30 s") from None
         try:
             return psycopg.connect(self.target, autocommit=True, connect_timeout=5)
         except psycopg.Error as exc:

@@ -40,6 +40,8 @@ def test_tables_ship_and_settle_with_the_controller_role_and_the_pit_reads(store
     r = pit.post("/tables/T1/entries", json={"entries": []})
     assert r.status_code == 403 and r.json()["detail"]["field"] == "role"
     assert client(store, "wrong-token-0123456789abc").get("/links").status_code == 401
+    page = c.get("/floor")
+    assert page.status_code == 200 and "<title>cardshoe floor</title>" in page.text
 
 
 def test_bad_input_is_a_4xx_naming_the_field(store: FloorStore) -> None:
