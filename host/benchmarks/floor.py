@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-restart", action="store_true", help="do not restart PostgreSQL mid-run")
     args = parser.parse_args(list(argv or []))
     status = 0
+    summary: list[dict[str, Any]] = []
     for n in (int(x) for x in args.tables.split(",")):
         workdir = Path(tempfile.mkdtemp(prefix="cardshoe-bench-floor-"))
         try:
@@ -276,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         exact = (r["missing"], r["doubled"], r["not_caught_up"]) == (0, 0, 0) and not r["audit_problems"] \
             and (r["pool_floor"], r["carry_floor"]) == (r["pool_audit"], r["carry_audit"])
         status |= 0 if exact and not r["errors"] else 1
+        r["exact"] = exact
         print(f"tables {n:>4}: {r['rounds']} rounds, {r['floor_entries']} entries on the floor "
               f"({r['journal_entries']} in the journals) in {r['total_s']:.1f} s: ingest {r['ingest_per_s']:.0f} "
               f"entries/s while dealing; the cut's backlog {r['cut_backlog']} entries drained in "
@@ -289,4 +291,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['carry_audit']}): {'EXACT' if exact else 'DIFFERENT'}; {'; '.join(r['events'])}", flush=True)
         for problem in r["audit_problems"] + r["errors"]:
             print(f"            problem: {problem}")
+        summary.append(r)
+    # How the cost grows with the number of tables.
+    print("tables  entries/s dealing  backlog drain/s  settle p50 ms  settle p99 ms  exact")
+    for r in summary:
+        drain = r["cut_backlog"] / r["cut_drain_s"] if r["cut_drain_s"] and r["cut_drain_s"] == r["cut_drain_s"] else 0
+        print(f"{r['tables']:>6}  {r['ingest_per_s']:>16.0f}  {drain:>15.0f}  {r['settle_p50_ms']:>13.1f}  "
+              f"{r['settle_p99_ms']:>13.1f}  {'yes' if r['exact'] else 'NO'}")
     return status
