@@ -43,6 +43,10 @@ holds the same settings and more, and command-line options override it. Example:
     url = "http://floor.example:8700"   # the floor API
     link = "megalink-tcp"               # the linked progressive this table feeds (omit: none)
     token_file = "/etc/cardshoe/floor.token"   # a controller token of the floor, 0600
+    [evidence]                          # jackpot evidence (cardshoe.evidence; docs/api.md, "Evidence")
+    dir = "/var/lib/cardshoe/TCP-07.evidence"   # default: beside the journal, <journal stem>.evidence
+    key = "/var/lib/cardshoe/TCP-07.table-key"  # the table's Ed25519 signing key (made 0600 if absent);
+                                                # default: beside the journal, <journal stem>.table-key
 
     [link]                              # sent to the shoe as CONFIG (SPEC 5)
     heartbeat_ms = 2000
@@ -115,6 +119,18 @@ class TableConfig:
     floor_link: str | None = None
     """The linked progressive this table's progressive wagers feed and settle against."""
     floor_token_file: Path | None = None
+    evidence_dir: Path | None = None
+    table_key: Path | None = None
+
+    def evidence_folder(self) -> Path:
+        """Where evidence files are written: `[evidence] dir`, else `<journal stem>.evidence` beside the journal."""
+        return self.evidence_dir if self.evidence_dir is not None else self.journal.with_name(
+            self.journal.stem + ".evidence")
+
+    def table_key_file(self) -> Path:
+        """The table's signing key: `[evidence] key`, else `<journal stem>.table-key` beside the journal."""
+        return self.table_key if self.table_key is not None else self.journal.with_name(
+            self.journal.stem + ".table-key")
 
     def setup(self) -> TableSetup:
         """The settings the table's state machine needs (journaled at every start).
@@ -187,7 +203,8 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"--config: cannot read {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"--config: {path} is not valid TOML: {exc}") from exc
-    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot", "roles", "floor"}
+    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot", "roles", "evidence",
+             "floor"}
     for section in data:
         if section not in known:
             raise ConfigError(f"{section}: unknown section in {path} (known: {', '.join(sorted(known))})")
@@ -235,6 +252,11 @@ def load_toml(path: Path) -> dict[str, Any]:
             out[field_name] = value
     if (ftf := _get(floor, "token_file", str, "floor")) is not None:
         out["floor_token_file"] = Path(ftf)
+    evidence = data.get("evidence", {})
+    if (folder := _get(evidence, "dir", str, "evidence")) is not None:
+        out["evidence_dir"] = Path(folder)
+    if (key := _get(evidence, "key", str, "evidence")) is not None:
+        out["table_key"] = Path(key)
     link = data.get("link", {})
     timing = {k: v for k in LinkTiming.__dataclass_fields__ if (v := _get(link, k, int, "link")) is not None}
     if timing:
