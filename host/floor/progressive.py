@@ -37,8 +37,8 @@ from typing import Any, Mapping
 from cardshoe import settlement
 from cardshoe.settlement import Outcome
 
-__all__ = ["PPM", "LinkSettings", "PoolState", "Hit", "Assignment", "FloorRefusal", "contribution", "assign",
-           "round_digest"]
+__all__ = ["PPM", "LinkSettings", "PoolState", "Hit", "Assignment", "FloorRefusal", "Prepared", "contribution",
+           "prepare", "assign", "round_digest"]
 
 #: The contribution rate's denominator: the rate is parts per million of the stake.
 PPM = 1_000_000
@@ -172,11 +172,29 @@ def stakes_in_action(result: settlement.Settlement) -> int:
                if w.wager == "progressive" and w.outcome in (Outcome.WIN, Outcome.LOSE))
 
 
-def assign(link: LinkSettings, state: PoolState, table: str, round_json: Mapping[str, Any]) -> Assignment:
-    """The assignment of one round against the link's pool as it stands (pure).
+@dataclass(frozen=True)
+class Prepared:
+    """What a round's assignment needs that does not depend on the pool's size."""
 
-    Raises FloorRefusal when the round cannot be settled (its field named) or the table's
-    reset amount is not the link's (the table would settle differently from the floor)."""
+    reset: int
+    stakes: int
+    touches_pool: bool
+    """Whether the round pays from the pool (a percentage line): only then is it settled again
+    against the pool as it stands, under the link's lock."""
+    digest: str
+
+
+def prepare(link: LinkSettings, round_json: Mapping[str, Any]) -> Prepared:
+    """Settle the round once at a placeholder pool: its stakes in action and whether it pays
+    from the pool do not depend on the pool's size, so this runs outside the link's lock."""
+    _check(link, round_json)
+    first = _settle(_with_pool(round_json, link.reset, link.reset))
+    ledger = first.jackpot
+    return Prepared(link.reset, stakes_in_action(first), ledger is not None and bool(ledger.movements),
+                    round_digest(round_json))
+
+
+def _check(link: LinkSettings, round_json: Mapping[str, Any]) -> str:
     rid = round_json.get("round_id")
     if not isinstance(rid, str) or not rid:
         raise FloorRefusal("round.round_id", "the round file needs its round id")
@@ -184,6 +202,29 @@ def assign(link: LinkSettings, state: PoolState, table: str, round_json: Mapping
     if isinstance(jackpot, dict) and jackpot.get("reset") is not None and jackpot.get("reset") != link.reset:
         raise FloorRefusal("round.jackpot.reset", f"the table's reset amount {jackpot.get('reset')} is not link "
                                                   f"{link.name}'s {link.reset}: set the table's [jackpot] reset")
+    return rid
+
+
+def assign(link: LinkSettings, state: PoolState, table: str, round_json: Mapping[str, Any],
+           prepared: Prepared | None = None) -> Assignment:
+    """The assignment of one round against the link's pool as it stands (pure). With
+    `prepared` (made by `prepare` for this link's reset), a round that does not pay from the
+    pool costs only arithmetic here: the part run under the link's lock stays short.
+
+    Raises FloorRefusal when the round cannot be settled (its field named) or the table's
+    reset amount is not the link's (the table would settle differently from the floor)."""
+    rid = _check(link, round_json)
+    if prepared is not None and prepared.reset == link.reset and not prepared.touches_pool:
+        amount, carry = contribution(state.carry, prepared.stakes, link.rate_ppm)
+        pool = state.pool + amount
+        return Assignment(link=link.name, table=table, round_id=rid, seq=state.seq + 1, stakes=prepared.stakes,
+                          contribution=amount, carry_before=state.carry, carry_after=carry, pool_before=state.pool,
+                          pool=pool, pool_after=pool, movements=(), hits=(), digest=prepared.digest)
+    return _assign_settled(link, state, table, rid, round_json)
+
+
+def _assign_settled(link: LinkSettings, state: PoolState, table: str, rid: str,
+                    round_json: Mapping[str, Any]) -> Assignment:
     # Which progressive wagers are in action does not depend on the pool's size.
     first = _settle(_with_pool(round_json, state.pool, link.reset))
     stakes = stakes_in_action(first)

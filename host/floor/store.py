@@ -33,7 +33,7 @@ from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 from cardshoe.cards import card_text
 
-from .progressive import Assignment, FloorRefusal, Hit, LinkSettings, PoolState, assign
+from .progressive import Assignment, FloorRefusal, Hit, LinkSettings, PoolState, assign, prepare
 
 __all__ = ["FloorStore", "StoreUnavailable", "AssignmentConflict", "UnknownLink", "ShippedEntry", "SCHEMA_VERSION"]
 
@@ -321,6 +321,13 @@ class FloorStore:
 
         Idempotent on (table, round id): the same round again gets its first assignment back."""
         t = time.time_ns() if now_ns is None else now_ns
+        # The settlement engine runs here, outside the link's lock; under it, a round that does
+        # not pay from the pool costs arithmetic only (`cardshoe bench floor` measures the lock).
+        with self._tx() as tx:
+            row = tx.q("SELECT reset, rate_ppm FROM links WHERE name = %s", (link_name,))
+        if not row:
+            raise UnknownLink("link", f"no link {link_name!r} on this floor")
+        prepared = prepare(LinkSettings(link_name, int(row[0][0]), int(row[0][1])), round_json)
         with self._tx() as tx:
             row = tx.q("SELECT reset, rate_ppm, pool, carry, seq FROM links WHERE name = %s FOR UPDATE",
                        (link_name,))
@@ -331,7 +338,7 @@ class FloorStore:
             rid = round_json.get("round_id")
             before = tx.q("SELECT body FROM assignments WHERE table_name = %s AND round_id = %s",
                           (table, str(rid)))
-            made = assign(settings, PoolState(pool, carry, seq), table, round_json)
+            made = assign(settings, PoolState(pool, carry, seq), table, round_json, prepared)
             if before:
                 old = _assignment(json.loads(before[0][0]))
                 if old.digest != made.digest:

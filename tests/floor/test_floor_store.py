@@ -194,3 +194,19 @@ def test_rounds_are_indexed_for_search_by_table_rule_and_card_sequence(store: Fl
     assert len(store.search_rounds(until_ns=15_000)) == 2
     store.ingest("T1", [ShippedEntry(6, 60_000, "settlement", None, None, None, None, "T1-000001", "{}", None)])
     assert store.tables()[0]["open_flags"] == {}
+
+
+def test_the_short_path_under_the_lock_equals_settling_against_the_pool() -> None:
+    # `prepare` outside the lock, arithmetic under it: for every kind of round and any pool
+    # state, the same assignment as settling the round against the pool in full.
+    from cardshoe.floor.progressive import PoolState, assign, prepare
+
+    link = LinkSettings(LINK, RESET, 33_333)
+    rounds = [round_file("T1-1", seat(1, NOTHING[0]), community=NOTHING[1]),
+              round_file("T1-2", seat(1, QUADS[0]), community=QUADS[1]),
+              round_file("T1-3", seat(1, SF[0]), community=SF[1]),
+              round_file("T1-4", seat(3, ROYAL[0]), community=ROYAL[1]),
+              round_file("T1-5", seat(1, NOTHING[0], progressive=0), community=NOTHING[1])]
+    for data in rounds:
+        for state in (PoolState(0, 0, 0), PoolState(1_234_567, 999_999, 41), PoolState(RESET, 1, 7)):
+            assert assign(link, state, "T1", data, prepare(link, data)) == assign(link, state, "T1", data)
