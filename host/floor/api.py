@@ -9,6 +9,8 @@ meanwhile); a refusal answers 4xx with `{"detail": {"field", "message", "error"}
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Callable, Iterable, Mapping
 
@@ -52,9 +54,15 @@ TableName = Annotated[str, Path(pattern=_NAME, description="the table's name")]
 LinkName = Annotated[str, Path(pattern=_NAME, description="the link's name")]
 
 
-def create_floor_app(store: FloorStore, token: str, *,
-                     role_tokens: Mapping[str, Iterable[str]] | None = None) -> FastAPI:
-    """The floor API over `store`, guarded by `token` (all roles) and `role_tokens`."""
+def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str, Iterable[str]] | None = None,
+                     settle_store: FloorStore | None = None) -> FastAPI:
+    """The floor API over `store`, guarded by `token` (all roles) and `role_tokens`.
+
+    Settlements run on threads of their own and on `settle_store`'s connections (another
+    store object on the same database; default `store`), so a dealer waiting for a round's
+    pool never queues behind the tables' shipping."""
+    settler = store if settle_store is None else settle_store
+    settle_threads = ThreadPoolExecutor(max_workers=8, thread_name_prefix="floor-settle")
     if len(token) < 16:
         raise ValueError("token: at least 16 characters")
     app = FastAPI(title="cardshoe floor API", version="1", docs_url=None, redoc_url=None,
@@ -108,10 +116,12 @@ def create_floor_app(store: FloorStore, token: str, *,
         return out
 
     @app.post("/links/{link}/settle", dependencies=writer, tags=["progressive"])
-    def settle(link: LinkName, body: SettleIn) -> dict[str, Any]:
+    async def settle(link: LinkName, body: SettleIn) -> dict[str, Any]:
         """Assign a round its pool: the round's contribution, then its hits by the game's rules,
         serialized with every other table's round of the link (docs/ARCHITECTURE.md)."""
-        return store.settle(link, body.table, body.round).to_json()
+        loop = asyncio.get_running_loop()
+        made = await loop.run_in_executor(settle_threads, settler.settle, link, body.table, body.round)
+        return made.to_json()
 
     @app.get("/links", dependencies=reader, tags=["progressive"])
     def links() -> list[dict[str, Any]]:

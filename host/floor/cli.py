@@ -139,6 +139,7 @@ def _serve(args: argparse.Namespace) -> int:
     from cardshoe.daemon.config import parse_listen, read_token_file
 
     from .api import create_floor_app
+    from .store import FloorStore
 
     token = os.environ.get("CARDSHOE_FLOOR_TOKEN", "").strip()
     if not token:
@@ -151,6 +152,11 @@ def _serve(args: argparse.Namespace) -> int:
         store.configure_link(link)
     print(f"cardshoe floor: {store.kind} store, links {', '.join(l['link'] for l in store.links()) or 'none'}, "
           f"http://{host}:{port}/floor", file=sys.stderr)
-    uvicorn.run(create_floor_app(store, token), host=host, port=port, log_level="warning")
+    # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
+    settle_store = FloorStore.postgres(store.target, pool_size=4) if store.kind == "postgres" else store
+    uvicorn.run(create_floor_app(store, token, settle_store=settle_store), host=host, port=port,
+                log_level="warning")
+    if settle_store is not store:
+        settle_store.close()
     store.close()
     return 0

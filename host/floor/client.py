@@ -54,7 +54,7 @@ class FloorClient:
     of link `link` (None: a table with no linked progressive, that only ships its journal)."""
 
     def __init__(self, url: str, token: str, table: str, link: str | None, game: str | None = None, *,
-                 timeout_s: float = 3.0, offline_after_s: float = 5.0) -> None:
+                 timeout_s: float = 3.0, offline_after_s: float = 6.0) -> None:
         self.url = url.rstrip("/")
         self.token = token
         self.table = table

@@ -37,12 +37,12 @@ BATCH = 500
 class Shipper:
     """Ships the journal at `journal` through `client` on a thread of its own."""
 
-    def __init__(self, journal: Path, client: FloorClient, *, idle_s: float = 0.2, heartbeat_s: float = 1.0,
+    def __init__(self, journal: Path, client: FloorClient, *, linger_s: float = 0.5, heartbeat_s: float = 2.0,
                  backoff_s: tuple[float, float] = (0.2, 5.0), batch: int = BATCH,
                  on_error: Callable[[str], None] | None = None) -> None:
         self.journal = journal
         self.client = client
-        self.idle_s = idle_s
+        self.linger_s = linger_s
         self.heartbeat_s = heartbeat_s
         self.backoff_s = backoff_s
         self.batch = batch
@@ -107,7 +107,12 @@ class Shipper:
                     continue
                 if sent >= self.batch:
                     continue  # a backlog: straight on
-                self._wake.wait(self.idle_s if sent else self.heartbeat_s)
+                # New entries wake the shipper, which then lingers a moment to send them with
+                # the ones that follow: a request per `linger_s` at most, not one per card (a
+                # floor of hundreds of tables). With nothing new, a heartbeat every `heartbeat_s`
+                # keeps the floor's pool on the table's display and its online state fresh.
+                if self._wake.wait(self.heartbeat_s) and not self._stop.is_set():
+                    self._stop.wait(self.linger_s)
                 self._wake.clear()
         finally:
             if reader is not None:
