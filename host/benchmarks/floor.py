@@ -164,14 +164,16 @@ def _last_id(journal: Path) -> int:
         conn.close()
 
 
-def _time_settles(client: Any, out: list[float]) -> None:
-    """Record the round trip of every successful settle call (the pool update) in ms."""
+def _time_settles(client: Any, out: list[float], server: list[float]) -> None:
+    """Record the round trip of every successful settle call (the pool update) in ms, and the
+    floor's own share of it (`server_ms` of the answer)."""
     inner = client.settle
 
     def timed(round_json: Any) -> Any:
         t0 = time.perf_counter()
         answer = inner(round_json)
         out.append((time.perf_counter() - t0) * 1000)
+        server.append(float(answer.get("server_ms", "nan")))
         return answer
 
     client.settle = timed
@@ -204,6 +206,7 @@ def run(n_tables: int, seconds: float, card_ms: float, cut_s: float, restart: bo
               ("progressive", 500, 500))
     tables: list[TableRun] = []
     journals: list[Journal] = []
+    server_ms: list[float] = []
     try:
         for i in range(n_tables):
             name = f"T{i + 1:03d}"
@@ -216,7 +219,7 @@ def run(n_tables: int, seconds: float, card_ms: float, cut_s: float, restart: bo
             client = FloorClient(relay.url, TOKEN, name, "mega", GAME, timeout_s=5.0)
             client.high_water()  # online before the first wager
             tables_ms: list[float] = []
-            _time_settles(client, tables_ms)
+            _time_settles(client, tables_ms, server_ms)
             control = TableControl(service, floor=client)
             shipper = Shipper(path, client)
             shipper.start()
@@ -313,6 +316,7 @@ def run(n_tables: int, seconds: float, card_ms: float, cut_s: float, restart: bo
             "ingest_per_s": store.count_entries() / total_s, "backlog_at_end": backlog_at_end,
             "drain_s": drain_s, "cut_backlog": drain[0], "cut_drain_s": drain[1], "missing": missing, "doubled": doubled, "not_caught_up": len(pending),
             "settle_p50_ms": p(0.50), "settle_p99_ms": p(0.99), "settles": len(lat),
+            "server_p50_ms": _pct(server_ms, 0.50), "server_p99_ms": _pct(server_ms, 0.99),
             "pool_floor": floor_pool["pool"], "pool_audit": report.pool, "carry_floor": floor_pool["carry"],
             "carry_audit": report.carry, "audit_problems": report.problems[:5],
             "refused_progressive": sum(t.refused_progressive for t in tables),
@@ -328,6 +332,11 @@ def run(n_tables: int, seconds: float, card_ms: float, cut_s: float, restart: bo
         server.close()
         store.close()
         cluster.destroy()
+
+
+def _pct(values: list[float], q: float) -> float:
+    got = sorted(values)
+    return got[min(len(got) - 1, int(q * len(got)))] if got else float("nan")
 
 
 def _drain(r: dict[str, Any]) -> str:
@@ -366,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
               f"entries/s while dealing; the cut's backlog {r['cut_backlog']} entries drained {_drain(r)}",
               flush=True)
         print(f"            pool update (settle round trip) p50 {r['settle_p50_ms']:.1f} ms, p99 "
-              f"{r['settle_p99_ms']:.1f} ms over {r['settles']} settlements; progressive wagers refused while "
+              f"{r['settle_p99_ms']:.1f} ms over {r['settles']} settlements (of it in the floor: p50 "
+              f"{r['server_p50_ms']:.1f} ms, p99 {r['server_p99_ms']:.1f} ms); progressive wagers refused while "
               f"cut {r['refused_progressive']}, settlements that waited for the floor {r['settle_waits']}")
         print(f"            exactly once: missing {r['missing']}, doubled {r['doubled']}; pool floor "
               f"{r['pool_floor']} (carry {r['carry_floor']}) vs journals {r['pool_audit']} (carry "
@@ -375,9 +385,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"            problem: {problem}")
         summary.append(r)
     # How the cost grows with the number of tables.
-    print("tables  entries/s dealing  backlog drain/s  settle p50 ms  settle p99 ms  exact")
+    print("tables  entries/s dealing  backlog drain/s  settle p50 ms  settle p99 ms  floor p50 ms  floor p99 ms  exact")
     for r in summary:
         drain = r["cut_backlog"] / r["cut_drain_s"] if r["cut_drain_s"] >= 0.1 else 0
         print(f"{r['tables']:>6}  {r['ingest_per_s']:>16.0f}  {drain:>15.0f}  {r['settle_p50_ms']:>13.1f}  "
-              f"{r['settle_p99_ms']:>13.1f}  {'yes' if r['exact'] else 'NO'}")
+              f"{r['settle_p99_ms']:>13.1f}  {r['server_p50_ms']:>12.1f}  {r['server_p99_ms']:>12.1f}  "
+              f"{'yes' if r['exact'] else 'NO'}")
     return status

@@ -10,6 +10,7 @@ meanwhile); a refusal answers 4xx with `{"detail": {"field", "message", "error"}
 from __future__ import annotations
 
 import asyncio
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Callable, Iterable, Mapping
@@ -120,8 +121,10 @@ def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str,
         """Assign a round its pool: the round's contribution, then its hits by the game's rules,
         serialized with every other table's round of the link (docs/ARCHITECTURE.md)."""
         loop = asyncio.get_running_loop()
+        t0 = time.perf_counter()
         made = await loop.run_in_executor(settle_threads, settler.settle, link, body.table, body.round)
-        return made.to_json()
+        # The floor's own share of the round trip (waiting for a thread, the link's lock, the commit).
+        return {**made.to_json(), "server_ms": round((time.perf_counter() - t0) * 1000, 3)}
 
     @app.get("/links", dependencies=reader, tags=["progressive"])
     def links() -> list[dict[str, Any]]:
