@@ -4,7 +4,6 @@ directory of its own on a free port (`cardshoe.floor.pgserver`), a fresh databas
 
 from __future__ import annotations
 
-import secrets
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -16,6 +15,8 @@ from cardshoe.floor.store import FloorStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from floor_stores import fresh_database, open_store  # noqa: E402
+
 
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PgCluster]:
@@ -26,16 +27,6 @@ def pg_cluster() -> Iterator[PgCluster]:
         cluster.destroy()
 
 
-def fresh_database(cluster: PgCluster) -> str:
-    """A new empty database on the cluster; its connection string."""
-    import psycopg
-
-    name = "t_" + secrets.token_hex(6)
-    with psycopg.connect(cluster.dsn, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return f"host={cluster.directory} port={cluster.port} user={cluster.user} dbname={name}"
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
     """(kind, target) of an empty floor store of each kind."""
@@ -43,11 +34,6 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, s
         return "sqlite", str(tmp_path / "floor.sqlite")
     cluster: PgCluster = request.getfixturevalue("pg_cluster")
     return "postgres", fresh_database(cluster)
-
-
-def open_store(target: tuple[str, str]) -> FloorStore:
-    kind, where = target
-    return FloorStore.sqlite(where) if kind == "sqlite" else FloorStore.postgres(where)
 
 
 @pytest.fixture

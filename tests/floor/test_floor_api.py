@@ -59,7 +59,7 @@ def test_bad_input_is_a_4xx_naming_the_field(store: FloorStore) -> None:
 def test_a_store_that_is_away_answers_503(pg_cluster: Any) -> None:
     # A PostgreSQL store whose server stops: the floor answers 503 (the tables retry), and
     # serves again once the server is back.
-    from conftest import fresh_database
+    from floor_stores import fresh_database
 
     store = FloorStore.postgres(fresh_database(pg_cluster))
     c = client(store)

@@ -109,7 +109,7 @@ def test_royal_flushes_at_the_same_moment_are_serialized_by_the_database(store: 
                                                                         store_target: tuple[str, str]) -> None:
     # Two connections, released together: whichever transaction takes the link first is paid
     # the pool, the other the reset; never both the pool, never a lost contribution.
-    from conftest import open_store
+    from floor_stores import open_store
 
     configure(store)
     other = open_store(store_target)

@@ -20,7 +20,7 @@ from cardshoe.floor.audit import audit, rounds_of_journal  # noqa: E402
 from cardshoe.floor.progressive import LinkSettings  # noqa: E402
 from cardshoe.floor.store import FloorStore  # noqa: E402
 from cardshoe.journal import JournalReader  # noqa: E402
-from conftest import open_store  # noqa: E402
+from floor_stores import open_store  # noqa: E402
 from daemon_harness import Table, wait_for  # noqa: E402
 from cardshoe.floor.testnet import FloorServer, Relay  # noqa: E402
 
