@@ -374,8 +374,19 @@ class FloorStore:
             params = (link,)
         with self._tx() as tx:
             rows = tx.q(sql + " ORDER BY link, seq, n", params)
+            # Each hit with its evidence: the table's `evidence_written` entry for the round
+            # (the signed file's path, SHA-256 and public key), once the table has shipped it.
+            evidence: dict[tuple[str, str], dict[str, Any]] = {}
+            for table in sorted({str(r[3]) for r in rows}):
+                for (body,) in tx.q("SELECT body FROM entries WHERE table_name = %s AND kind = 'daemon'"
+                                    " AND body LIKE %s ORDER BY entry_id", (table, '%"evidence_written"%')):
+                    data = json.loads(body)
+                    if data.get("type") == "evidence_written" and isinstance(data.get("round_id"), str):
+                        evidence[(table, data["round_id"])] = {k: data.get(k) for k in
+                                                               ("path", "sha256", "public_key", "reason")}
         return [{"link": r[0], "seq": r[1], "n": r[2], "table": r[3], "round_id": r[4], "seat": r[5], "line": r[6],
-                 "amount": r[7], "rule": r[8], "t_ns": r[9]} for r in rows]
+                 "amount": r[7], "rule": r[8], "t_ns": r[9], "evidence": evidence.get((str(r[3]), str(r[4])))}
+                for r in rows]
 
     # -- journal shipping --------------------------------------------------------------
     def high_water(self, table: str) -> int:

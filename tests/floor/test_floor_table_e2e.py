@@ -160,6 +160,13 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     assert [r["round_id"] for r in store.search_rounds(table="T1", cards="As Ks Qs")] == [r1["rid"]]
     assert [(h["round_id"], h["amount"]) for h in store.hits("mega")] == [(r1["rid"], START + 25),
                                                                          (r2["rid"], (RESET + 25) // 10)]
+    # Each hit with its evidence: the signed file the table wrote for the round (issue 14 item 5),
+    # written by a thread of the table after the settlement, then shipped.
+    wait_for(lambda: all(h["evidence"] for h in store.hits("mega")), 30, "the evidence entries shipped")
+    with JournalReader(table.config.journal) as reader:
+        written = {e.data()["round_id"]: e.data()["sha256"] for e in reader.entries(("daemon",))
+                   if e.data().get("type") == "evidence_written"}
+    assert [h["evidence"]["sha256"] for h in store.hits("mega")] == [written[r1["rid"]], written[r2["rid"]]]
 
     # `cardshoe replay` rebuilds every settlement from the journal, the floor's pools included.
     import io
