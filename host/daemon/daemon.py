@@ -241,7 +241,10 @@ class Daemon:
         self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived,
                                     on_failed=self._journal_failed)
         if self.floor is None and cfg.floor_url is not None:
-            self.floor = FloorClient(cfg.floor_url, read_floor_token(cfg), cfg.name, cfg.floor_link, cfg.game)
+            with self.journal.reader() as journal_meta:
+                journal_id = journal_meta.meta("journal_id")
+            self.floor = FloorClient(cfg.floor_url, read_floor_token(cfg), cfg.name, cfg.floor_link, cfg.game,
+                                     journal_id=journal_id)
         kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic, "floor": self.floor}
         if self._randbelow is not None:
             kwargs["randbelow"] = self._randbelow

@@ -54,10 +54,13 @@ class FloorClient:
     of link `link` (None: a table with no linked progressive, that only ships its journal)."""
 
     def __init__(self, url: str, token: str, table: str, link: str | None, game: str | None = None, *,
-                 timeout_s: float = 3.0, offline_after_s: float = 6.0) -> None:
+                 timeout_s: float = 3.0, offline_after_s: float = 6.0, journal_id: str | None = None) -> None:
         self.url = url.rstrip("/")
         self.token = token
-        self.table = table
+        # The table's name on the floor: with its journal's id, so a table's next journal (a new
+        # gaming day: entry ids and round ids from 1 again) is a stream of its own, never taken
+        # for what the floor already holds.
+        self.table = table if journal_id is None else f"{table}.{journal_id}"
         self.link = link
         self.game = game
         self.timeout_s = timeout_s

@@ -435,8 +435,8 @@ class FloorStore:
         with self._tx() as tx:
             rows = tx.q("SELECT name, link, game, hwm, seen_ns, shoe, current_round, open_flags FROM floor_tables"
                         " ORDER BY name")
-        return [{"table": r[0], "link": r[1], "game": r[2], "high_water": r[3], "seen_ns": r[4], "shoe": r[5],
-                 "current_round": r[6], "open_flags": json.loads(r[7])} for r in rows]
+        return [{"table": r[0], "name": str(r[0]).rsplit(".", 1)[0], "link": r[1], "game": r[2], "high_water": r[3],
+                 "seen_ns": r[4], "shoe": r[5], "current_round": r[6], "open_flags": json.loads(r[7])} for r in rows]
 
     def entries(self, table: str, *, after_id: int = 0, limit: int = 1000,
                 round_id: str | None = None) -> list[ShippedEntry]:
@@ -468,8 +468,9 @@ class FloorStore:
         sql = "SELECT table_name, round_id, game, opened_ns, settled_ns, cards, flags, void FROM rounds WHERE 1 = 1"
         params: list[Any] = []
         if table is not None:
-            sql += " AND table_name = %s"
-            params.append(table)
+            # A table's name finds every journal of it (`NAME.JOURNAL_ID`); a full key, that one.
+            sql += " AND (table_name = %s OR table_name LIKE %s ESCAPE '!')"
+            params += [table, table.replace("!", "!!").replace("%", "!%").replace("_", "!_") + ".%"]
         if since_ns is not None:
             sql += " AND opened_ns >= %s"
             params.append(since_ns)

@@ -288,6 +288,12 @@ class Journal:
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         elif str(row[0]) != str(SCHEMA_VERSION):
             raise JournalUnreadable(f"journal {self.path} has schema {row[0]!r}, this daemon reads {SCHEMA_VERSION}")
+        # A name for this journal file, made once: the floor keeps each journal of a table apart
+        # (entry ids and round ids start again in a new journal, e.g. a new gaming day).
+        if conn.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone() is None:
+            import secrets
+
+            conn.execute("INSERT INTO meta (key, value) VALUES ('journal_id', ?)", (secrets.token_hex(6),))
         return conn
 
     def _run(self, ready: Future[None]) -> None:

@@ -81,9 +81,15 @@ def journal_ids(table: Table) -> list[int]:
         return [e.id for e in reader.entries()]
 
 
+def stream(table: Table) -> str:
+    """The table's name on the floor: its name and its journal's id."""
+    assert table.daemon.floor is not None
+    return table.daemon.floor.table
+
+
 def shipped(store: FloorStore, table: Table) -> bool:
     ids = journal_ids(table)
-    return store.high_water("T1") == ids[-1]
+    return store.high_water(stream(table)) == ids[-1]
 
 
 def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
@@ -142,12 +148,15 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     # Caught up: every journal entry on the floor exactly once.
     wait_for(lambda: shipped(store, table), 30, "the backlog shipped")
     ids = journal_ids(table)
-    assert [e.id for e in store.entries("T1", limit=100_000)] == ids
-    assert store.count_entries("T1") == len(ids)
+    key = stream(table)
+    with JournalReader(table.config.journal) as reader:
+        assert key == f"T1.{reader.meta('journal_id')}"
+    assert [e.id for e in store.entries(key, limit=100_000)] == ids
+    assert store.count_entries(key) == len(ids)
 
     # The pool recomputed from the table's journal alone equals the floor's.
     with JournalReader(table.config.journal) as reader:
-        rounds = rounds_of_journal("T1", ((e.kind, e.round_id, e.body) for e in reader.entries(("input", "settlement"))),
+        rounds = rounds_of_journal(key, ((e.kind, e.round_id, e.body) for e in reader.entries(("input", "settlement"))),
                                    "mega")
     report = audit(LinkSettings("mega", RESET, RATE, START), rounds)
     assert report.problems == []
@@ -156,7 +165,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     assert report.pool == RESET + 25 - (RESET + 25) // 10
     # The floor's view: the table, its rounds by card sequence, the hits.
     (row,) = store.tables()
-    assert row["link"] == "mega" and row["game"] == MTCP and row["current_round"] == rid
+    assert row["link"] == "mega" and row["game"] == MTCP and row["current_round"] == rid and row["name"] == "T1"
     assert [r["round_id"] for r in store.search_rounds(table="T1", cards="As Ks Qs")] == [r1["rid"]]
     assert [(h["round_id"], h["amount"]) for h in store.hits("mega")] == [(r1["rid"], START + 25),
                                                                          (r2["rid"], (RESET + 25) // 10)]
@@ -183,3 +192,28 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     assert status_code == 0 and replayed["ok"], replayed["mismatches"]
     assert replayed["settlements"][r1["rid"]] == done["settlement"]
     table.start_daemon()
+
+
+def test_a_new_journal_of_the_same_table_is_a_stream_of_its_own(
+        make_table: Any, floor: tuple[FloorStore, Relay], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new gaming day's journal starts its entry ids and round ids at 1 again: the floor keeps
+    # it apart (the journal's id in the table's key), so nothing of it is taken for entries the
+    # floor holds, and its round T1-000001 is assigned a pool of its own.
+    store, relay = floor
+    monkeypatch.setenv("CARDSHOE_FLOOR_TOKEN", FLOOR_TOKEN)
+    keys = []
+    for day in range(2):
+        table: Table = make_table(MTCP, 7, floor_url=relay.url, floor_link="mega", jackpot_reset=RESET,
+                                  limits=(("progressive", 500, 500),))
+        table.power_on_and_load()
+        wait_for(lambda: table.daemon.floor is not None and table.daemon.floor.online, 15, "the floor online")
+        r = play(table, "4c 7d Jh", "Kd 6c 2h", "3s 8c", "4d", progressive=True)
+        assert r["rid"] == "T1-000001"
+        table.ok("POST", f"/rounds/{r['rid']}/settle", json={})
+        wait_for(lambda: shipped(store, table), 30, "the journal shipped")
+        keys.append(stream(table))
+        assert [e.id for e in store.entries(keys[-1], limit=100_000)] == journal_ids(table)
+    assert keys[0] != keys[1] and all(k.startswith("T1.") for k in keys)
+    assert [h["table"] for h in store.history("mega")] == keys  # 25 contributed by each
+    assert store.pool("mega")["pool"] == START + 50
+    assert len(store.search_rounds(table="T1")) == 2
