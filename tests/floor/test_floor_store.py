@@ -179,6 +179,11 @@ def test_rounds_are_indexed_for_search_by_table_rule_and_card_sequence(store: Fl
                  + [ev(5, "T1-000001", type="flagged", irregularity={"id": 1, "rules": ["5.3"], "decision": "pending"})])
     store.ingest("T2", [ev(1, "T2-000001", type="round_opened", game="megalink-three-card-poker"),
                         ev(2, "T2-000001", type="card_placed", card=0)])
+    # The same batch again (its answer lost): the round's cards and flags are indexed once.
+    store.ingest("T1", [ev(1, "T1-000001", type="round_opened", game="megalink-three-card-poker")]
+                 + [ev(2 + k, "T1-000001", type="card_placed", card=c) for k, c in enumerate(cards)])
+    (only,) = store.search_rounds(table="T1")
+    assert only["cards"] == ["As", "Ks", "Qs"] and only["rules_flagged"] == ["5.3"]
     (t1,) = store.tables()[:1]
     assert t1["current_round"] == "T1-000001" and t1["open_flags"] == {"T1-000001#1": ["5.3"]}
     from cardshoe.cards import card_text
