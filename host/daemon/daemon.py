@@ -39,10 +39,12 @@ from typing import Any, Callable, Iterable
 
 from cardshoe.daemon.bus import SECURITY_REASONS, EventBus, streamable
 from cardshoe.daemon.rejections import RejectionLimiter
-from cardshoe.daemon.config import TableConfig
+from cardshoe.daemon.config import TableConfig, read_floor_token
 from cardshoe.daemon.control import TableControl
 from cardshoe.daemon.core import Derived, TableCore
 from cardshoe.daemon.service import FrameInput, ServiceFailed, TableService
+from cardshoe.floor.client import FloorClient
+from cardshoe.floor.shipper import Shipper
 from cardshoe.journal import Journal, JournalError, now_ns
 from cardshoe.journal.store import classify
 from cardshoe.journal.replay import ReplayReport, restore
@@ -152,8 +154,11 @@ class Daemon:
 
     def __init__(self, config: TableConfig, *, keys: KeyLookup, clock: Callable[[], int] = now_ns,
                  randbelow: Callable[[int], int] | None = None, synchronous: str = "FULL",
-                 journal_restored: bool = False) -> None:
+                 journal_restored: bool = False, floor: FloorClient | None = None) -> None:
         self.config = config
+        # The floor (issue 14): the journal shipped to it, the linked progressive settled by it.
+        self.floor = floor
+        self.shipper: Shipper | None = None
         self.synchronous = synchronous
         self.journal_restored = journal_restored
         self.keys = keys
@@ -235,7 +240,12 @@ class Daemon:
             log.error("journal rebuild: %s", problem)
         self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived,
                                     on_failed=self._journal_failed)
-        kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic}
+        if self.floor is None and cfg.floor_url is not None:
+            with self.journal.reader() as journal_meta:
+                journal_id = journal_meta.meta("journal_id")
+            self.floor = FloorClient(cfg.floor_url, read_floor_token(cfg), cfg.name, cfg.floor_link, cfg.game,
+                                     journal_id=journal_id)
+        kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic, "floor": self.floor}
         if self._randbelow is not None:
             kwargs["randbelow"] = self._randbelow
         self.control = TableControl(self.service, **kwargs)
@@ -255,6 +265,9 @@ class Daemon:
                              resend_ms=cfg.link.resend_ms, resend_max_ms=cfg.link.resend_max_ms,
                              journal_restored=self.journal_restored)
         self.link.start()
+        if self.floor is not None:
+            self.shipper = Shipper(cfg.journal, self.floor)
+            self.shipper.start()
         self._watch = threading.Thread(target=self._watch_loop, name="daemon-watch", daemon=True)
         self._watch.start()
         # A previous run may have died between learning that the shoe holds cards the journal
@@ -276,6 +289,8 @@ class Daemon:
             self._watch.join(5)
         if self.link is not None:
             self.link.stop()
+        if self.shipper is not None:
+            self.shipper.stop()
         if self.service is not None and self.journal is not None and not self.journal.closed:
             self.flush_rejections()
         if self.service is not None and self.journal is not None and not self.journal.closed:
@@ -505,6 +520,8 @@ class Daemon:
 
     # -- reactions to derived events ---------------------------------------------------
     def _on_derived(self, derived_in: Iterable[Derived]) -> None:
+        if self.shipper is not None:
+            self.shipper.wake()
         derived = list(derived_in)
         self._evidence_for_hits(derived)
         link = self.link
@@ -699,4 +716,5 @@ class Daemon:
                 "held": link.stats.held, "trusted": sorted(link.trusted),
             },
             "subscribers": self.bus.subscribers,
+            "floor": None if self.floor is None else self.floor.status(),
         }

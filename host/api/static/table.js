@@ -18,6 +18,7 @@ const state = {
   refreshTimer: null,
   shoeFlags: { integrity: null, faults: null },
   jackpot: null,
+  floor: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -240,6 +241,11 @@ function drawStatus(s) {
   // The daemon's alarms (a silent shoe, the port), each with its message.
   const alarms = (Array.isArray(s.alarms) ? s.alarms : []).map((a) => a.message || a.type || JSON.stringify(a));
   if (s.journal_failed) alarms.push(`journal failed: ${s.journal_failed}`);
+  // A linked table whose floor is away says so: progressive wagers are refused meanwhile.
+  if (s.floor && s.floor.message) alarms.push(s.floor.message);
+  // A linked table shows the floor's pool, never one of its own (issue 14).
+  state.floor = s.floor || null;
+  if (state.floor && state.floor.link) state.jackpot = state.floor.online ? state.floor.pool : null;
   for (const [shoe, v] of Object.entries(s.version_mismatch || {})) alarms.push(`shoe ${shoe}: ${v.message}`);
   $("alarms").textContent = alarms.length ? alarms.join("; ") : "none";
   $("alarms").className = alarms.length ? "bad" : "";
@@ -271,7 +277,10 @@ function drawRound(snap, status) {
   if (item) item.textContent = snap.void ? "void" : snap.status;
   $("history-note").hidden = state.viewing === null;
   const pool = snap.jackpot_pool !== null && snap.jackpot_pool !== undefined ? snap.jackpot_pool : state.jackpot;
-  $("jackpot").textContent = pool === null || pool === undefined ? "-" : money(pool);
+  const linked = state.floor && state.floor.link;
+  $("jackpot").textContent = pool === null || pool === undefined
+    ? (linked && !state.floor.online ? "floor unreachable" : "-")
+    : money(pool) + (linked ? ` (link ${state.floor.link})` : "");
   const settlement = snap.settlement || null;
   // Seats 1..N from the dealer's left (drawn right to left as the dealer faces the players).
   const seats = $("seats");
