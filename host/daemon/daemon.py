@@ -601,7 +601,8 @@ class Daemon:
             counters = dict(svc.counters)
             shoes = {str(k): {"shoe_no": v.shoe_no, "deck_id": v.deck_id, "next_index": v.next_index,
                               "boot": v.boot, "faults": v.fault_names(), "storage_fault": "storage" in v.fault_names(),
-                              "cards_not_durable": v.not_durable} for k, v in svc.core.shoes.items()}
+                              "cards_not_durable": v.not_durable, "missing_from": v.missing_from(),
+                              "frames_waiting": len(v.held)} for k, v in svc.core.shoes.items()}
         return {
             "table": self.config.name, "game": self.config.game, "seats": self.config.seats,
             "epoch": self.epoch, "port": self.config.port, "link_up": self.link_up,
