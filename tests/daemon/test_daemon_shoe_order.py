@@ -31,6 +31,7 @@ from daemon_fwshoe import FirmwareShoe
 from daemon_harness import DECK_ID, HANDS, KEY, SERIAL, Table, check_hands, journal, open_two_seat_round, wait_for
 
 from cardshoe.cards import parse_card
+from cardshoe.protocol.barcode import make_barcode
 from cardshoe.daemon.core import TableCore, TableSetup
 from cardshoe.rounds import PlaceWager, operation_to_json
 
@@ -229,9 +230,13 @@ def test_the_real_firmware_cut_off_then_powered_down_gets_its_cards_placed_befor
             shoe.power_cut()
             table.plug.replug()
             shoe.power_on()
-            # The new boot: three more cards and DEAL COMPLETE, at once, as a dealer would.
+            # The new boot: three more cards and DEAL COMPLETE, back to back, as a dealer in a
+            # hurry: the firmware frames them before the daemon, which sends CARDS_FROM only
+            # after the HELLO's TIME and CONFIG are answered (one command at a time, SPEC 4),
+            # gets cards 5 and 6 again, so the key comes ahead of them.
             for card in HANDS[6:]:
-                shoe.deal(DECK_ID, c(card))
+                shoe.send(f"barcode {make_barcode(DECK_ID, c(card))}")
+                shoe.send("exit")
             shoe.send("key deal_complete")
             wait_for(lambda: "count_checked" in [e["type"] for e in _event_types(table)], 20,
                      "the deal to be completed")
@@ -241,3 +246,4 @@ def test_the_real_firmware_cut_off_then_powered_down_gets_its_cards_placed_befor
     types = [e["type"] for e in _event_types(table)]
     assert "card_not_due" not in types
     assert types.index("shoe_key") > max(i for i, t in enumerate(types) if t == "card_placed")
+
