@@ -77,6 +77,9 @@ class WireShoe:
         # CARDS_FROM answered at once but its cards held back until `send_deferred` (a test's
         # way to have the shoe's new frames arrive first, as they do from a real shoe).
         self.defer_cards_from = False
+        # Refuse NEW_SHOE "bad state" as the firmware does while cards of its log are not yet
+        # framed (firmware/app/shoe.py `_new_shoe`).
+        self.busy = False
         self.deferred: list[LoggedCard] = []
         self.sent_frames = 0
         self.resent_frames = 0
@@ -242,8 +245,8 @@ class WireShoe:
         if mtype == wire.NEW_SHOE:
             shoe_no, deck_id, scheme, part, parts, count = payloads.unpack_new_shoe(p)
             self.commands.append((mtype, (shoe_no, deck_id, scheme, part, parts, count)))
-            if shoe_no == self.state.shoe_no and self.state.dealt:
-                status = 1  # REFUSED, bad state: that session is loaded and dealing (SPEC 4)
+            if shoe_no == self.state.shoe_no and self.state.dealt or self.busy:
+                status = 1  # REFUSED, bad state: that session is loaded and dealing (SPEC 4), or busy
             elif part == parts - 1:
                 self.state.shoe_no, self.state.deck_id, self.state.dealt = shoe_no, deck_id, 0
                 self.state.log = []
