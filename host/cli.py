@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "hil": ("cardshoe.hil.cli", "the hardware-in-the-loop bench: scenarios, soak, real board"),
     "settle": ("cardshoe.settlement.cli", "settle a round file offline and print the result as JSON"),
     "replay": ("cardshoe.journal.replay", "rebuild every round from a journal and check it"),
+    "evidence": ("cardshoe.evidence.cli", "export a round's signed evidence file, or verify one offline"),
     "parsheet": ("cardshoe.parsheet.cli", "exact probabilities and house edge of a game's wagers"),
     "decode": ("cardshoe.protocol.decode", "dissect a capture of the wire protocol into JSON lines"),
     "bench": ("cardshoe.benchmarks", "run the benchmark scripts and print their figures"),

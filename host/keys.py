@@ -89,3 +89,64 @@ class KeyStore:
             return self.load(serial)
         except KeyStoreError:
             return None
+
+
+# -- the table's signing key (issue 14 item 5) -------------------------------------------
+#
+# One Ed25519 key per table signs its evidence files (`cardshoe.evidence`). Its file holds the
+# 32-byte private seed as 64 hex characters, mode 0600, as a shoe key's does; the daemon makes
+# it at the first evidence file (or `cardshoe evidence key --create`), and its public half is
+# what a surveillance office checks evidence with (`cardshoe evidence key` prints it).
+
+
+def load_table_key(path: str | os.PathLike[str]) -> bytes | None:
+    """The table's 32-byte Ed25519 private seed from `path`, or None when there is no file.
+
+    Raises KeyStoreError when the file is readable by others or is not 64 hex characters."""
+    file = Path(path)
+    try:
+        st = file.stat()
+    except FileNotFoundError:
+        return None
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise KeyStoreError(f"{file} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); chmod 600 it")
+    text = file.read_text(encoding="ascii", errors="replace").strip()
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError:
+        raise KeyStoreError(f"{file} does not hold 64 hex characters") from None
+    if len(seed) != KEY_SIZE:
+        raise KeyStoreError(f"{file} holds {len(seed)} bytes, not {KEY_SIZE}")
+    return seed
+
+
+def create_table_key(path: str | os.PathLike[str]) -> bytes:
+    """Make a new table signing key at `path` (0600, its folder 0700 if made) and return its seed.
+
+    Never replaces an existing key: evidence already signed names the old one."""
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    seed = secrets.token_bytes(KEY_SIZE)
+    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (seed.hex() + "\n").encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return seed
+
+
+def table_key(path: str | os.PathLike[str], *, create: bool = True) -> bytes:
+    """The table's signing seed at `path`, made there first when absent and `create`."""
+    seed = load_table_key(path)
+    if seed is not None:
+        return seed
+    if not create:
+        raise KeyStoreError(f"{path}: no table signing key (make one with `cardshoe evidence key --create`)")
+    try:
+        return create_table_key(path)
+    except FileExistsError:  # made by another process meanwhile: use that one
+        found = load_table_key(path)
+        assert found is not None
+        return found

@@ -299,6 +299,38 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         exported: dict[str, Any] = control().round_export(round_id)
         return exported
 
+    @app.get("/rounds/{round_id}/evidence", tags=["round"])
+    def round_evidence(round_id: RoundId, request: Request, who: Principal = read_dep) -> dict[str, Any]:
+        """The round's evidence file, signed by the table (docs/api.md, "Evidence"): for the
+        supervisor and surveillance; made on request and journaled (`evidence_exported`)."""
+        from cardshoe.evidence import EvidenceError
+        from cardshoe.keys import KeyStoreError
+
+        if not who.roles & {"supervisor", "surveillance"}:
+            raise guard.refuse(request, 403, "role", "evidence is for the supervisor or surveillance", "Forbidden", who)
+        try:
+            doc = daemon.make_evidence(round_id, "request")
+        except EvidenceError as exc:
+            status = 404 if "no round" in str(exc) else 409
+            raise Refused(status, "round_id", str(exc).removeprefix("round: "), "EvidenceError") from None
+        except KeyStoreError as exc:
+            raise Refused(500, "evidence.key", str(exc), "KeyStoreError") from None
+        if daemon.service is not None:
+            daemon.service.record("daemon", {"type": "evidence_exported", "round_id": round_id,
+                                             "roles": sorted(who.roles), "via": who.via})
+        return doc
+
+    @app.get("/evidence/public-key", dependencies=reader, tags=["table"])
+    def evidence_public_key() -> dict[str, Any]:
+        """The table's Ed25519 public key, which its evidence files are signed with."""
+        from cardshoe.keys import KeyStoreError
+
+        try:
+            key = daemon.table_public_key()
+        except KeyStoreError as exc:
+            raise Refused(500, "evidence.key", str(exc), "KeyStoreError") from None
+        return {"algorithm": "Ed25519", "public_key": key.hex(), "table": daemon.config.name}
+
     @app.post("/rounds/{round_id}/wagers", dependencies=controller, tags=["round"])
     def place_wager(round_id: RoundId, body: WagerIn) -> dict[str, Any]:
         """Place a wager before "no more bets"."""

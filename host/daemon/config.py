@@ -39,6 +39,11 @@ holds the same settings and more, and command-line options override it. Example:
     reset = 5000000                     # what the progressive resets to after a royal;
                                         # without it progressive wagers and PUT /jackpot are refused
 
+    [evidence]                          # jackpot evidence (cardshoe.evidence; docs/api.md, "Evidence")
+    dir = "/var/lib/cardshoe/TCP-07.evidence"   # default: beside the journal, <journal stem>.evidence
+    key = "/var/lib/cardshoe/TCP-07.table-key"  # the table's Ed25519 signing key (made 0600 if absent);
+                                                # default: beside the journal, <journal stem>.table-key
+
     [link]                              # sent to the shoe as CONFIG (SPEC 5)
     heartbeat_ms = 2000
     resend_ms = 300
@@ -105,6 +110,18 @@ class TableConfig:
     link: LinkTiming = field(default_factory=LinkTiming)
     limits: tuple[tuple[str, int, int], ...] = ()
     jackpot_reset: int | None = None
+    evidence_dir: Path | None = None
+    table_key: Path | None = None
+
+    def evidence_folder(self) -> Path:
+        """Where evidence files are written: `[evidence] dir`, else `<journal stem>.evidence` beside the journal."""
+        return self.evidence_dir if self.evidence_dir is not None else self.journal.with_name(
+            self.journal.stem + ".evidence")
+
+    def table_key_file(self) -> Path:
+        """The table's signing key: `[evidence] key`, else `<journal stem>.table-key` beside the journal."""
+        return self.table_key if self.table_key is not None else self.journal.with_name(
+            self.journal.stem + ".table-key")
 
     def setup(self) -> TableSetup:
         """The settings the table's state machine needs (journaled at every start).
@@ -171,7 +188,7 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"--config: cannot read {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"--config: {path} is not valid TOML: {exc}") from exc
-    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot", "roles"}
+    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot", "roles", "evidence"}
     for section in data:
         if section not in known:
             raise ConfigError(f"{section}: unknown section in {path} (known: {', '.join(sorted(known))})")
@@ -213,6 +230,11 @@ def load_toml(path: Path) -> dict[str, Any]:
         out["limits"] = tuple(sorted(limits))
     if (reset := _get(data.get("jackpot", {}), "reset", int, "jackpot")) is not None:
         out["jackpot_reset"] = reset
+    evidence = data.get("evidence", {})
+    if (folder := _get(evidence, "dir", str, "evidence")) is not None:
+        out["evidence_dir"] = Path(folder)
+    if (key := _get(evidence, "key", str, "evidence")) is not None:
+        out["table_key"] = Path(key)
     link = data.get("link", {})
     timing = {k: v for k in LinkTiming.__dataclass_fields__ if (v := _get(link, k, int, "link")) is not None}
     if timing:

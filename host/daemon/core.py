@@ -37,6 +37,8 @@ from cardshoe import rounds, settlement  # loaded at start: the first settlement
 from cardshoe.daemon import consistency
 from cardshoe.rounds import Round, RoundOperationError
 from cardshoe.rounds.events import to_jsonable
+from cardshoe.shuffle.book import ShuffleBook, alarm_body
+from cardshoe.shuffle.collect import collected_order
 
 #: Rounds kept in memory for the API after they are settled (the journal keeps them all).
 KEEP_ROUNDS = 1_000_000  # the API reads rounds from memory; a table plays a few hundred a shift
@@ -236,6 +238,8 @@ class TableCore:
         # checkpoint being written stores whole (see `checkpoint_written`).
         self._archived: dict[str, int] = {}
         self._pending_archive: list[str] = []
+        # Earlier shoes' orders per deck and the alarms raised (issue 14 item 6).
+        self.shuffle = ShuffleBook()
 
     # -- checkpoints (cardshoe.journal.checkpoint) -------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -286,6 +290,7 @@ class TableCore:
         self.__dict__.update(state)
         self.rounds = FrozenBook(state["rounds"])
         self.settlements = FrozenBook(state["settlements"])
+        self.__dict__.setdefault("shuffle", ShuffleBook())  # a checkpoint from before the shuffle alarm
         self._frozen = {}
         self._pending_archive = []
 
@@ -377,13 +382,14 @@ class TableCore:
             out += self._power_failure(shoe, session, msg, dealt, time_ms)
         if shoe_no != session.shoe_no:
             if session.shoe_no == 0 or session.next_index == 1:
+                out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                          f"shoe {shoe} is in another session ({shoe_no})")
+                self._end_session(session)
                 # A session this journal never saw a card of: adopt it. Cards dealt before
                 # are not asked for; they belong to no round of this journal. (Only a HELLO
                 # of the shoe's proven current boot gets here: SPEC 3.4 item 6, in the link.
                 # A session this daemon loaded is reconciled by the daemon, see
                 # `Daemon._reconcile_loading`.)
-                out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
-                                          f"shoe {shoe} is in another session ({shoe_no})")
                 session.shoe_no, session.deck_id = shoe_no, int(msg["deck_id"])
                 session.next_index, session.pending, session.known_dealt = dealt + 1, {}, dealt
                 session.forget_other_sessions()
@@ -573,6 +579,8 @@ class TableCore:
         if msg["reason"] == 1:  # shoe loaded
             out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
                                       f"shoe {shoe} was loaded with shoe {msg['shoe_no']}")
+            if int(msg["shoe_no"]) != session.shoe_no:
+                self._end_session(session)
             session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
             session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
             session.forget_other_sessions()
@@ -639,6 +647,8 @@ class TableCore:
                 # will never come (the shoe's log is the new session's).
                 released = self._stop_waiting(int(body["shoe"]), session, session.next_index - 1, time_ms,
                                               f"shoe {body['shoe']} was loaded with shoe {body['shoe_no']}")
+                if int(body["shoe_no"]) != session.shoe_no:
+                    self._end_session(session)
                 session.shoe_no, session.deck_id = int(body["shoe_no"]), int(body["deck_id"])
                 session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
                 session.forget_other_sessions()
@@ -746,6 +756,8 @@ class TableCore:
             if applied.refused is not None:
                 return applied
             derived = list(applied.derived)
+            if round_.shoe_no is not None:  # its cards are collected onto the shoe's pile (reading 60)
+                self.shuffle.round_collected(round_.shoe_no, collected_order(round_.placements, round_.cards))
         try:
             settlement = self._settlement(round_, retry_pool)
         except Exception as exc:  # noqa: BLE001 - the round is closed; its settlement waits for a person
@@ -787,4 +799,41 @@ class TableCore:
             refusal = _event(round_.round_id, "input_refused" if source == "table" else "shoe_input_refused",
                              op=type(op).__name__, **_error_body(exc))
             return Applied((refusal,), refused=exc, round_id=round_.round_id)
-        return Applied(tuple(self._events(round_.round_id, events)), round_id=round_.round_id)
+        derived = self._events(round_.round_id, events) + self._shuffle_check(round_)
+        return Applied(tuple(derived), round_id=round_.round_id)
+
+    # -- the shuffle alarm (issue 14 item 6; cardshoe.shuffle) -------------------------
+    @staticmethod
+    def _session_order(session: ShoeSession) -> list[int | None]:
+        """The current session's cards by index: codes, None for one unread or of no deck."""
+        out: list[int | None] = []
+        for (shoe_no, _), fp in sorted(session.cards.items()):
+            if shoe_no == session.shoe_no:
+                code = fp[1]
+                out.append(code if code is not None and 0 <= code < 52 else None)
+        return out
+
+    def _end_session(self, session: ShoeSession) -> None:
+        """The session in `session` ends (another is loaded): its order becomes a reference."""
+        if session.shoe_no:
+            dealt = [c for c in self._session_order(session) if c is not None]
+            self.shuffle.shoe_finished(session.deck_id, session.shoe_no, dealt)
+
+    def _shuffle_check(self, round_: Round) -> list[Derived]:
+        """Once a round has been dealt, its shoe's order so far against the deck's earlier
+        orders; a `shuffle_alarm` event (rule 5.1, referred) the first time it fails."""
+        if round_.shoe_no is None or round_.status in (rounds.RoundStatus.BETTING, rounds.RoundStatus.DEALING):
+            return []
+        found = next(((serial, s) for serial, s in self.shoes.items() if s.shoe_no == round_.shoe_no), None)
+        if found is None:
+            return []
+        serial, session = found
+        dealt = self._session_order(session)
+        verdict = self.shuffle.check(session.deck_id, session.shoe_no, dealt, round_.round_id)
+        if verdict is None:
+            return []
+        body = alarm_body(verdict, shoe=serial, shoe_no=session.shoe_no, deck_id=session.deck_id,
+                          round_id=round_.round_id, dealt=dealt,
+                          history=self.shuffle.history.get(session.deck_id, []))
+        self.shuffle.alarmed[session.shoe_no] = body
+        return [_event(round_.round_id, "shuffle_alarm", **body)]

@@ -196,6 +196,9 @@ class Daemon:
         self.rejections = RejectionLimiter(interval_s=1.0, samples=REJECT_SAMPLES,
                                            per_reason=REJECT_PER_REASON, security=SECURITY_KEYS)
         self._rejections_lock = threading.Lock()
+        # Evidence files being written for progressive hits (issue 14 item 5), joined at stop.
+        self._evidence_threads: list[threading.Thread] = []
+        self.evidence_files: dict[str, Path] = {}
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -275,6 +278,8 @@ class Daemon:
 
     def stop(self) -> None:
         """Stop the link, then drain and close the journal. Safe to call more than once."""
+        for thread in list(self._evidence_threads):
+            thread.join(30)  # an evidence file being written is finished and journaled first
         self._watch_stop.set()
         if self._watch is not None and self._watch is not threading.current_thread():
             self._watch.join(5)
@@ -542,10 +547,11 @@ class Daemon:
 
     # -- reactions to derived events ---------------------------------------------------
     def _on_derived(self, derived_in: Iterable[Derived]) -> None:
+        derived = list(derived_in)
+        self._evidence_for_hits(derived)
         link = self.link
         if link is None:
             return
-        derived = list(derived_in)
         for d in derived:
             etype = d.body.get("type")
             if etype == "shoe_hello":
@@ -579,6 +585,78 @@ class Daemon:
         self._svc().submit_input({"action": "shoe_loaded", "shoe": shoe, "shoe_no": loading[0],
                                   "deck_id": loading[1], "dealt": int(hello.get("dealt", 0)),
                                   "reconciled": "hello"})
+
+    # -- jackpot evidence (issue 14 item 5; cardshoe.evidence) ---------------------------
+    def _evidence_for_hits(self, derived: list[Derived]) -> None:
+        """A settlement that pays a progressive wager gets its evidence file, written by a
+        thread of its own (it waits for the service lock the caller holds, so the round's
+        entries are all committed when it reads them)."""
+        from cardshoe.evidence import progressive_hits
+
+        for d in derived:
+            if d.kind == "settlement" and d.round_id is not None and progressive_hits(d.body.get("settlement", {})):
+                self._evidence_threads = [t for t in self._evidence_threads if t.is_alive()]
+                thread = threading.Thread(target=self._evidence_worker, args=(d.round_id,),
+                                          name=f"evidence-{d.round_id}", daemon=True)
+                self._evidence_threads.append(thread)
+                thread.start()
+
+    def _evidence_worker(self, round_id: str) -> None:
+        try:
+            self.write_evidence(round_id, "progressive_hit")
+        except Exception as exc:  # noqa: BLE001 - reported, journaled and shown; the table plays on
+            log.error("evidence of round %s not written: %s", round_id, exc)
+            try:
+                self._svc().record("daemon", {"type": "evidence_failed", "round_id": round_id,
+                                              "error": type(exc).__name__, "message": str(exc)}, publish=True)
+            except Exception:  # noqa: BLE001 - the journal itself failed: already logged critically
+                pass
+
+    def make_evidence(self, round_id: str, reason: str) -> dict[str, Any]:
+        """The signed evidence file of settled round `round_id` (raises `EvidenceError`, or
+        `KeyStoreError` for an unusable table key). The table's key is made at first use."""
+        from cardshoe.evidence.build import build, record_of, round_entries, sign
+        from cardshoe.journal import JournalReader
+        from cardshoe.keys import table_key
+
+        seed = table_key(self.config.table_key_file())
+        svc = self._svc()
+        with svc.lock:
+            record = record_of(svc.core, round_id)
+            with JournalReader(self.config.journal) as reader:
+                entries = round_entries(reader, round_id)
+        return sign(build(record, entries, reason=reason, made_ns=self.clock()), seed)
+
+    def write_evidence(self, round_id: str, reason: str) -> Path:
+        """Make the evidence of `round_id`, write it into the evidence folder, journal and
+        publish `evidence_written` (its path and SHA-256); returns the path."""
+        from cardshoe.evidence import store
+
+        doc = self.make_evidence(round_id, reason)
+        path, digest = store.write(self.config.evidence_folder(), f"{round_id}.{reason}.json", doc)
+        self.evidence_files[round_id] = path
+        log.info("evidence of round %s (%s) written to %s", round_id, reason, path)
+        self._svc().record("daemon", {"type": "evidence_written", "round_id": round_id, "reason": reason,
+                                      "path": str(path), "sha256": digest,
+                                      "public_key": doc["signature"]["public_key"]}, publish=True)
+        return path
+
+    def table_public_key(self) -> bytes:
+        """The table's Ed25519 public key (the key is made at first use)."""
+        from cardshoe.evidence import public_key_of
+        from cardshoe.keys import table_key
+
+        return public_key_of(table_key(self.config.table_key_file()))
+
+    def shuffle_alarms(self) -> list[dict[str, Any]]:
+        """The shuffle alarms of the shoes in play (issue 14 item 6), for `/status`."""
+        svc = self._svc()
+        with svc.lock:
+            in_play = {s.shoe_no for s in svc.core.shoes.values()}
+            raised = [dict(body) for shoe_no, body in svc.core.shuffle.alarmed.items() if shoe_no in in_play]
+        return [{"type": "shuffle", "shoe": a["shoe"], "shoe_no": a["shoe_no"], "deck_id": a["deck_id"],
+                 "round_id": a["round_id"], "rule": "5.1", "finding": a["finding"],
+                 "message": a["detail"]} for a in raised]
 
     # -- commands from the table controller --------------------------------------------
     def _shoe(self, shoe: int | None) -> int:
@@ -633,9 +711,11 @@ class Daemon:
         return serial, command.seq
 
     def current_alarms(self) -> list[dict[str, Any]]:
-        """What needs a person now, each with its reason (`message`): the port, a silent shoe."""
+        """What needs a person now, each with its reason (`message`): the port, a silent shoe,
+        a shoe whose order fails the shuffle check (until another shoe is loaded)."""
         with self._alarm_lock:
-            return [dict(a) for _, a in sorted(self.alarms.items())]
+            alarms = [dict(a) for _, a in sorted(self.alarms.items())]
+        return alarms + (self.shuffle_alarms() if self.service is not None else [])
 
     def status(self) -> dict[str, Any]:
         """The daemon's state for the status endpoint."""
