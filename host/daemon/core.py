@@ -576,11 +576,15 @@ class TableCore:
                       dealt=msg["dealt"], remaining=msg["remaining"], integrity=msg["integrity"],
                       duplicates=msg["duplicates"], foreign=msg["foreign"], unread=msg["unread"],
                       missing=msg["missing"])]
-        if msg["reason"] == 1:  # shoe loaded
+        if msg["reason"] == 1 and int(msg["shoe_no"]) != session.shoe_no:
+            # A shoe loaded with another session. One naming the session in use is no new
+            # start: the firmware frames this status after the cards waiting in its log, so it
+            # can come after cards of the session (a NEW_SHOE run again before the first card,
+            # SPEC 4); taken as a new start it set the session back to index 1 and the shoe's
+            # cards were asked for and placed again (issue 11 soak).
             out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
                                       f"shoe {shoe} was loaded with shoe {msg['shoe_no']}")
-            if int(msg["shoe_no"]) != session.shoe_no:
-                self._end_session(session)
+            self._end_session(session)
             session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
             session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
             session.forget_other_sessions()

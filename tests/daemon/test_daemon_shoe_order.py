@@ -247,3 +247,24 @@ def test_the_real_firmware_cut_off_then_powered_down_gets_its_cards_placed_befor
     assert "card_not_due" not in types
     assert types.index("shoe_key") > max(i for i, t in enumerate(types) if t == "card_placed")
 
+
+
+def test_a_late_shoe_loaded_status_of_the_session_in_use_does_not_start_it_again() -> None:
+    """The firmware frames the "shoe loaded" DECK_STATUS (reason 1) after the cards waiting
+    in its log, so a NEW_SHOE run again before the first card (SPEC 4: the same state)
+    can have it arrive after cards of the session. Taken as a new load, it set the session
+    back to index 1: the next card waited, the daemon asked for the whole shoe again, and
+    the shoe's earlier cards were placed a second time, in the round in play (issue 11
+    soak, seed 1: 21 cards "invented")."""
+    t = Core()
+    t.hello(boot=1, dealt=0)
+    rid = t.open_round()
+    for i in (1, 2, 3, 4):
+        t.card(i)
+    t.frame({"type": "DECK_STATUS", "shoe_no": 1, "deck_id": 7, "reason": 1, "dealt": 4, "remaining": 48,
+             "integrity": 0, "duplicates": 0, "foreign": 0, "unread": 0, "missing": 0})
+    for i in (5, 6, 7, 8, 9):
+        t.card(i)
+    assert "cards_requested" not in t.types()
+    assert t.hands(rid) == TCP_HANDS
+    assert t.core.shoes[1].next_index == 10
