@@ -203,6 +203,14 @@ class FrozenBook(dict[str, Any]):
         return [(key, self[key]) for key in self]
 
 
+def _as_journaled(msg: Mapping[str, Any]) -> dict[str, Any]:
+    """A frame kept in the state, with its keys in the order the journal's canonical JSON
+    gives them: the live daemon keeps the frame as decoded, a replay as read back from the
+    journal, and a checkpoint of either must be the same state (the audit walks dicts in
+    order: a held KEY made `cardshoe replay` report a checkpoint as different)."""
+    return {k: msg[k] for k in sorted(msg)}
+
+
 def _event(rid: str | None, etype: str, **fields: Any) -> Derived:
     return Derived("event", rid, {"type": etype, **fields})
 
@@ -339,7 +347,7 @@ class TableCore:
             if session.must_hold():
                 # Shoe order (SPEC 4, issue 11): the cards the shoe dealt before this frame
                 # come first; it is applied once they are placed (see `_release_held`).
-                session.held += ((session.known_dealt, dict(msg)),)
+                session.held += ((session.known_dealt, _as_journaled(msg)),)
                 return Applied((_event(self._round_id(), "shoe_frame_held", shoe=shoe, frame=mtype,
                                        key=msg.get("key"), shoe_ms=msg.get("t_ms"), after_index=session.known_dealt,
                                        waiting_for=session.next_index, shoe_no=session.shoe_no),))
@@ -488,7 +496,7 @@ class TableCore:
         session.known_dealt = max(session.known_dealt, index)
         session.cards[(shoe_no, index)] = consistency.fingerprint(msg)
         if index > session.next_index:
-            session.pending[index] = msg
+            session.pending[index] = _as_journaled(msg)
             if session.requested_from != session.next_index:
                 session.requested_from = session.next_index
                 return [_event(self._round_id(), "cards_requested", shoe=shoe, shoe_no=shoe_no,

@@ -268,3 +268,24 @@ def test_a_late_shoe_loaded_status_of_the_session_in_use_does_not_start_it_again
     assert "cards_requested" not in t.types()
     assert t.hands(rid) == TCP_HANDS
     assert t.core.shoes[1].next_index == 10
+
+
+def test_a_waiting_key_is_the_same_state_live_and_replayed() -> None:
+    """The live daemon keeps a frame as decoded, a replay as read back from the journal
+    (canonical JSON, keys sorted); a checkpoint taken while a key waits must digest the
+    same either way, or `cardshoe replay` calls the checkpoint different (issue 11 soak)."""
+    from cardshoe.journal.checkpoint import state_digest
+
+    def run(order: Any) -> str:
+        t = Core()
+        t.hello(boot=1, dealt=0)
+        t.open_round()
+        for i in (1, 2, 3, 4):
+            t.card(i)
+        t.hello(boot=2, dealt=6)
+        t.card(7)  # ahead of 5 and 6: waits too
+        t.frame(order({"type": "KEY", "key": DEAL_COMPLETE, "arg": 0, "t_ms": 99}))
+        assert t.types()[-1] == "shoe_frame_held"
+        return state_digest(t.core)
+
+    assert run(lambda m: m) == run(lambda m: dict(sorted(m.items())))
