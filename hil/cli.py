@@ -3,8 +3,13 @@
 Subcommands (argparse subparsers):
   run      run scenario files on the virtual board, or a real one with --port (hil/runcmd.py)
   soak     many shoes in a row with random faults, totals checked (hil/soak.py)
-  board    run a virtual board standalone: print its serial path, keep it powered until
-           interrupted, and take bench commands on stdin
+  board    run a virtual board standalone: print its serial path and how to deal, keep it
+           powered until interrupted, and take bench commands on stdin and on its control
+           socket (`--flash` deploys the firmware first)
+  deal     deal named cards (`As Kd`) through a running virtual board: each card's barcode
+           to the reader, then the exit sensor
+  key      press a dealer key on a running virtual board
+  barcode  print the barcode printed on a card of a deck (protocol/SPEC.md section 6)
   timing   measure the virtual board: power cycle and mpremote copy times
 """
 
@@ -20,8 +25,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Callable
 
-from cardshoe.argtypes import positive_int
+from cardshoe.argtypes import positive_int, u32
+from cardshoe.hil.boardctl import UNREAD, BoardControlError, ControlServer, dealing_lines, send
 from cardshoe.hil.vboard import PICO_FLASH_SIZE, SimTimeout, VirtualBoard, VirtualBoardError
+from cardshoe.hil.vboard.sim import KEYS
+
+#: The deck the printed instructions load and `deal` and `barcode` assume (the bench's).
+DEFAULT_DECK = 0x00C0_FFEE
+#: The shoe serial `--flash` provisions by default (the bench's).
+DEFAULT_SERIAL = 0x00C5_0E01
 
 BOARD_HELP = """\
 stdin commands while the board runs: `!on`, `!safe` (power on, skipping main.py), `!off`,
@@ -37,7 +49,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     board = sub.add_parser(
         "board",
-        help="run a virtual board standalone and print its serial path",
+        help="run a virtual board standalone; print its serial path and how to deal",
         description="Run a virtual board (MicroPython unix port on a pseudo-terminal, littlefs flash). "
         "The first line on stdout is the serial path to give mpremote or the daemon.",
         epilog=BOARD_HELP,
@@ -46,7 +58,41 @@ def _build_parser() -> argparse.ArgumentParser:
     _board_options(board)
     board.add_argument("--safe-boot", action="store_true", help="boot without running main.py (a key held at boot)")
     board.add_argument("--off", action="store_true", help="start powered off (power on with `!on`)")
+    board.add_argument("--flash", action="store_true",
+                       help="deploy the firmware with `cardshoe flash` first (a new shoe, ready to stream)")
+    board.add_argument("--serial", type=u32, default=DEFAULT_SERIAL,
+                       help=f"with --flash: the shoe serial to provision (default {DEFAULT_SERIAL:#010x})")
+    board.add_argument("--keys", type=Path, default=None,
+                       help="with --flash: the key store to write the shoe's key to (default WORKDIR/keys)")
     board.set_defaults(run=_cmd_board)
+
+    where = "the work folder of a running `cardshoe hil board` (default $CARDSHOE_BOARD)"
+    deal = sub.add_parser(
+        "deal", help="deal named cards through a running virtual board",
+        description="Deal cards through a running virtual board (`cardshoe hil board`): for each card its "
+        "barcode (SPEC 6) is presented to the shoe's reader, then the exit sensor sees it leave. The shoe "
+        "reads, logs and sends each card to the daemon as a real one would. "
+        f"A card is its text (As, Td, 2c); {UNREAD!r} is a card the reader cannot read (the exit sensor alone).",
+    )
+    deal.add_argument("cards", nargs="+", metavar="CARD", help=f"cards in the order they leave the shoe (or {UNREAD!r})")
+    deal.add_argument("--board", type=Path, default=None, help=where)
+    deal.add_argument("--deck", type=u32, default=DEFAULT_DECK,
+                      help=f"the deck the cards are from (default {DEFAULT_DECK:#010x}; another deck's cards are foreign)")
+    deal.set_defaults(run=_cmd_deal)
+
+    key = sub.add_parser("key", help="press a dealer key on a running virtual board",
+                         description="Press one of the shoe's dealer keys on a running virtual board.")
+    key.add_argument("name", choices=KEYS, help="the key")
+    key.add_argument("--board", type=Path, default=None, help=where)
+    key.set_defaults(run=_cmd_key)
+
+    barcode = sub.add_parser(
+        "barcode", help="print the barcode of a card of a deck",
+        description="Print the 13-character barcode payload printed on each card (protocol/SPEC.md section 6: "
+        "CS, the deck ID in 8 hex digits, rank, suit, a Luhn mod 36 check character), one line per card.")
+    barcode.add_argument("cards", nargs="+", metavar="CARD", help="card texts (As, Td, 2c)")
+    barcode.add_argument("--deck", type=u32, default=DEFAULT_DECK, help=f"the deck ID (default {DEFAULT_DECK:#010x})")
+    barcode.set_defaults(run=_cmd_barcode)
 
     timing = sub.add_parser("timing", help="measure power cycles and mpremote copies on a virtual board")
     _board_options(timing)
@@ -81,7 +127,7 @@ def main(argv: list[str]) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
-    except VirtualBoardError as exc:
+    except (VirtualBoardError, BoardControlError) as exc:
         print(f"cardshoe hil: {exc}", file=sys.stderr)
         return 1
 
@@ -98,6 +144,10 @@ def _make_board(args: argparse.Namespace) -> VirtualBoard:
 
 
 def _cmd_board(args: argparse.Namespace) -> int:
+    if args.flash and (args.off or args.safe_boot):
+        print("cardshoe hil board: --flash powers the board on and runs the firmware; "
+              "it excludes --off and --safe-boot", file=sys.stderr)
+        return 2
     board = _make_board(args)
     stop = threading.Event()
 
@@ -106,18 +156,74 @@ def _cmd_board(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    control: ControlServer | None = None
     try:
+        keys = (args.keys if args.keys is not None else board.workdir / "keys").resolve()
         if not args.off:
             board.power_on(safe_boot=args.safe_boot)
+        if args.flash:
+            _flash(board, args.serial, keys)
         print(board.tty_path, flush=True)
         print(f"serial {board.tty_path} -> {board.serial_device}; sim {board.sim_path}; flash {board.flash.path}", file=sys.stderr)
         threading.Thread(target=_print_sim_lines, args=(board, stop), daemon=True).start()
+        control = ControlServer(board.workdir, lambda line: _command(board, stop, line))
+        print(how_to_deal(board.workdir, flashed=args.flash, serial=args.serial, keys=keys), flush=True)
         threading.Thread(target=_read_commands, args=(board, stop), daemon=True).start()
         while not stop.wait(0.2):
             pass
     finally:
+        if control is not None:
+            control.close()
         board.close()
     return 0
+
+
+def _flash(board: VirtualBoard, serial: int, keys: Path) -> None:
+    """Deploy the firmware with the real `cardshoe flash` and wait for it to stream."""
+    import subprocess
+
+    keys.mkdir(mode=0o700, parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "cardshoe.cli", "flash", "--port", str(board.tty_path), "--serial", str(serial),
+            "--keys", str(keys)]
+    print(f"flashing: {' '.join(argv[2:])}", file=sys.stderr, flush=True)
+    proc = subprocess.run(argv, capture_output=True, timeout=600)
+    out = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
+    if proc.returncode != 0:
+        raise VirtualBoardError(f"cardshoe flash exited {proc.returncode}: {out.splitlines()[-1] if out else ''}")
+    print(out, file=sys.stderr, flush=True)
+    board.sim.wait_ready(60.0)
+
+
+def how_to_deal(workdir: Path, *, flashed: bool, serial: int, keys: Path) -> str:
+    """What `cardshoe hil board` prints after the serial path: a round from a shell and a browser."""
+    tty = workdir / "tty"
+    deck = DEFAULT_DECK
+    first = (f"The firmware is deployed (shoe serial {serial}, key in {keys})." if flashed else
+             f"0. Deploy the firmware (or start this board with --flash):\n"
+             f"     cardshoe flash --port {tty} --serial {serial} --keys {keys}")
+    return f"""\
+== Virtual board in {workdir}: serial device {tty}. Ctrl-C powers it off.
+{first}
+How to deal a round from another shell (docs: README, "A virtual table from a shell"):
+1. Start the daemon on the board's serial device:
+     export CARDSHOE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
+     cardshoe run --port {tty} --keys {keys} --game three-card-poker --seats 7 \\
+         --journal {workdir / 'journal.sqlite'} --listen 127.0.0.1:8600
+2. Load a shoe of barcode deck {deck:#010x} ({deck}), open a round, wagers, no more bets:
+     api() {{ curl -s -H "Authorization: Bearer $CARDSHOE_TOKEN" -H 'Content-Type: application/json' "$@"; echo; }}
+     api -d '{{"deck_id": {deck}}}' http://127.0.0.1:8600/shoe/load
+     api -X POST http://127.0.0.1:8600/rounds                      # -> {{"round_id": "R", ...}}
+     api -d '{{"seat": 1, "wager": "ante", "amount": 1000}}' http://127.0.0.1:8600/rounds/R/wagers
+     api -X POST http://127.0.0.1:8600/rounds/R/no-more-bets
+3. Deal: each card's barcode is read, then it leaves the shoe; the firmware sends it to the daemon:
+     cardshoe hil deal --board {workdir} As Kd 7h 2c 2d 9s          # '-': a card the reader cannot read
+     cardshoe hil key --board {workdir} deal_complete               # {', '.join(KEYS)}
+     cardshoe hil barcode --deck {deck:#x} As                       # the barcode printed on a card
+4. Watch it at http://127.0.0.1:8600/table (sign in with the token); decisions and settlement:
+     api -d '{{"seat": 1, "choice": "play"}}' http://127.0.0.1:8600/rounds/R/decisions
+     api -d '{{}}' http://127.0.0.1:8600/rounds/R/settle
+Board commands, here on stdin or `echo LINE | nc -U {workdir / 'control.sock'}`: !cut !on !off !reset !unplug !replug !quit
+"""
 
 
 def _print_sim_lines(board: VirtualBoard, stop: threading.Event) -> None:
@@ -131,7 +237,8 @@ def _print_sim_lines(board: VirtualBoard, stop: threading.Event) -> None:
         print(f"sim< {line}", file=sys.stderr, flush=True)
 
 
-def _read_commands(board: VirtualBoard, stop: threading.Event) -> None:
+def _command(board: VirtualBoard, stop: threading.Event, line: str) -> str:
+    """Carry out one board command or sim line (stdin or the control socket); `ok` or `error: WHY`."""
     actions: dict[str, Callable[[], None]] = {
         "!on": board.power_on,
         "!safe": lambda: board.power_on(safe_boot=True),
@@ -142,23 +249,87 @@ def _read_commands(board: VirtualBoard, stop: threading.Event) -> None:
         "!replug": board.replug,
         "!quit": stop.set,
     }
+    try:
+        if line in actions:
+            actions[line]()
+            print(f"ok {line}; serial {board.serial_device}", file=sys.stderr, flush=True)
+        elif line.startswith("!"):
+            return f"error: unknown command {line!r}; known: {' '.join(actions)}"
+        elif not line:
+            return "error: an empty line"
+        else:
+            board.sim.send(line)
+    except (VirtualBoardError, ValueError) as exc:
+        return f"error: {exc}"
+    return "ok"
+
+
+def _read_commands(board: VirtualBoard, stop: threading.Event) -> None:
     for raw in sys.stdin:
         line = raw.rstrip("\r\n")
         if not line:
             continue
-        try:
-            if line in actions:
-                actions[line]()
-                print(f"ok {line}; serial {board.serial_device}", file=sys.stderr, flush=True)
-            elif line.startswith("!"):
-                print(f"unknown command {line!r}; {BOARD_HELP}", file=sys.stderr, flush=True)
-            else:
-                board.sim.send(line)
-        except (VirtualBoardError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr, flush=True)
+        answer = _command(board, stop, line)
+        if answer != "ok":
+            print(answer if not answer.startswith("error: unknown") else f"{answer}\n{BOARD_HELP}",
+                  file=sys.stderr, flush=True)
         if stop.is_set():
             return
     # stdin closed: keep running until a signal, as a service would.
+
+
+def _board_dir(given: Path | None) -> Path:
+    import os
+
+    if given is not None:
+        return given
+    env = os.environ.get("CARDSHOE_BOARD")
+    if not env:
+        raise BoardControlError("which board? give --board WORKDIR (the folder `cardshoe hil board` printed) "
+                                "or set $CARDSHOE_BOARD")
+    return Path(env)
+
+
+def _cmd_deal(args: argparse.Namespace) -> int:
+    from cardshoe.protocol import make_barcode
+
+    try:
+        lines = dealing_lines(list(args.cards), args.deck)
+    except ValueError as exc:
+        print(f"cardshoe hil deal: {exc}", file=sys.stderr)
+        return 2
+    board = _board_dir(args.board)
+    send(board, lines)
+    for text in args.cards:
+        read = "not read (exit sensor only)" if text == UNREAD else f"barcode {make_barcode(args.deck, _code(text))}"
+        print(f"{text}: {read}, left the shoe")
+    return 0
+
+
+def _code(text: str) -> int:
+    from cardshoe.cards import parse_card
+
+    return parse_card(text)
+
+
+def _cmd_key(args: argparse.Namespace) -> int:
+    send(_board_dir(args.board), [f"key {args.name}"])
+    print(f"key {args.name} pressed")
+    return 0
+
+
+def _cmd_barcode(args: argparse.Namespace) -> int:
+    from cardshoe.cards import CardError
+    from cardshoe.protocol import make_barcode
+
+    try:
+        codes = [_code(text) for text in args.cards]
+    except CardError as exc:
+        print(f"cardshoe hil barcode: {exc}", file=sys.stderr)
+        return 2
+    for code in codes:
+        print(make_barcode(args.deck, code))
+    return 0
 
 
 def _cmd_timing(args: argparse.Namespace) -> int:

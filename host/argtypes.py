@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["probability", "positive_int", "non_negative_int"]
+__all__ = ["probability", "positive_int", "non_negative_int", "u32"]
 
 
 def probability(text: str) -> float:
@@ -40,4 +40,15 @@ def non_negative_int(text: str) -> int:
     value = _integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def u32(text: str) -> int:
+    """A 32-bit unsigned number, decimal or 0x hex (`--deck 0x00C0FFEE`)."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (decimal, or hex as 0x00C0FFEE)") from None
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise argparse.ArgumentTypeError(f"{text} is not a 32-bit unsigned number (0 to 0xFFFFFFFF)")
     return value

@@ -21,6 +21,10 @@ from micropython import const
 
 _CACHE = const(4)
 _REPLY_UNSUPPORTED = const(2)
+# SPEC 5 types, here as consts: wire's public names are not loaded on the shoe (lib/payloads.py).
+_REPLY = const(0x08)
+_ACK = const(0x81)
+_RESEND_FROM = const(0x82)
 
 
 class Link:
@@ -54,23 +58,26 @@ class Link:
         """Bytes from the serial line."""
         rx = self.rx
         self._stalled = False
-        for result in rx.feed(memoryview(buf)[:n]):
-            new = result == wire.OK or result == wire.UNKNOWN_TYPE or result == wire.BAD_PAYLOAD
+        while True:
+            result = rx.take(buf, n)  # no generator per read: rx.feed's would be garbage
+            if result is None:
+                return
+            new = result == "ok" or result == "unknown_type" or result == "bad_payload"
             if self._stalled and new:
                 # A command before this one waits for room: nothing after it may move the
                 # window past it, or its resend would look like a replay.
                 rx.last_boot = self.epoch
                 rx.last_seq = self.seq
-            elif result == wire.OK:
+            elif result == "ok":
                 self._frame(rx.mtype, rx.boot, rx.seq, rx.payload)
-            elif result == wire.REPLAY:
+            elif result == "replay":
                 self.replays += 1
                 self._replayed(rx.mtype, rx.boot, rx.seq)
             elif new:
                 # unknown_type or bad_payload: authenticated and new, never acted on (SPEC
                 # 3.1); a command is answered UNSUPPORTED so the host stops resending it (SPEC 4).
                 self.ignored += 1
-                if rx.mtype > wire.RESEND_FROM:  # a command, known or not
+                if rx.mtype > _RESEND_FROM:  # a command, known or not
                     self._frame(rx.mtype, rx.boot, rx.seq, None)
                 else:
                     self._accept(rx.boot, rx.seq)
@@ -85,12 +92,14 @@ class Link:
         self.store.hseq = seq
 
     def _frame(self, mtype, epoch, seq, payload):
-        if mtype == wire.ACK or mtype == wire.RESEND_FROM:
+        if mtype == _ACK or mtype == _RESEND_FROM:
             self._accept(epoch, seq)
-            boot, upto = struct.unpack_from("<II", payload, 0)
+            # boot, seq (u32 each) byte by byte: struct.unpack_from would make a tuple per ACK
+            boot = payload[0] | payload[1] << 8 | payload[2] << 16 | payload[3] << 24
+            upto = payload[4] | payload[5] << 8 | payload[6] << 16 | payload[7] << 24
             if boot != self.store.boot:
                 self.ignored += 1  # names an earlier boot of the shoe: acknowledges nothing now
-            elif mtype == wire.ACK:
+            elif mtype == _ACK:
                 self.outbox.ack(upto)
             else:
                 self.outbox.resend_from(upto)
@@ -119,7 +128,7 @@ class Link:
         self._send_reply(epoch, seq, status, detail)
 
     def _replayed(self, mtype, epoch, seq):
-        if mtype <= wire.RESEND_FROM:  # ACK and RESEND_FROM are never answered
+        if mtype <= _RESEND_FROM:  # ACK and RESEND_FROM are never answered
             return
         for i in range(_CACHE):
             if self._c_epoch[i] == epoch and self._c_seq[i] == seq and (epoch or seq):
@@ -133,4 +142,4 @@ class Link:
         # host proving this boot live refuses a recording of those as `replay`.
         struct.pack_into("<IIBBI", self._reply, 0, epoch, seq, status, detail, self.outbox.acked + 1)
         if self.outbox.free():
-            self.outbox.push(wire.REPLY, self._reply, 14)
+            self.outbox.push(_REPLY, self._reply, 14)

@@ -2,8 +2,9 @@
 
 A fixed ring of preallocated slots holds the decoded payload, type and seq of each
 frame not yet acknowledged. Frames are encoded when sent (the RESENT flag changes the
-header, hence the tag and CRC), by the `emit(type, flags, seq, payload_mv, n)` callable
-the link gives (`payload_mv` is the slot's whole buffer; `n` bytes of it are the payload). No slot is ever overwritten before its ACK: when the ring is full the
+header, hence the tag and CRC), by the `emit(type, flags, seq, buf, off, n)` callable
+the link gives: the payload is `buf[off:off + n]` (the ring's own buffer, passed whole:
+a slice would be a new view per frame). No slot is ever overwritten before its ACK: when the ring is full the
 caller must wait (cards wait in the flash log, commands are resent by the host).
 """
 
@@ -23,8 +24,9 @@ class Outbox:
     def __init__(self, emit, slots=_SLOTS, resend_ms=300, resend_max_ms=5000):
         self._emit = emit
         self.size = slots
-        # One buffer for all slots; a slot's view is made when it is used (a view per slot
-        # kept for ever would cost more heap than the slots themselves on a 64-bit port).
+        # One buffer for all slots, handed whole to `emit` with the slot's offset (a view
+        # per slot kept for ever would cost more heap than the slots themselves on a 64-bit
+        # port, and one made per frame is garbage).
         self.buf = take(_PAYLOAD_MAX * slots)
         self._types = bytearray(slots)
         self._lens = bytearray(slots)
@@ -41,10 +43,6 @@ class Outbox:
 
     def free(self):
         return self.size - self.count
-
-    def _view(self, slot):
-        o = slot * _PAYLOAD_MAX
-        return self.buf[o : o + _PAYLOAD_MAX]
 
     def push(self, mtype, payload, n):
         """Queue and send a new frame; returns its seq (the caller checked free())."""
@@ -75,7 +73,7 @@ class Outbox:
 
     def _send(self, slot, seq, flags):
         self._last_tx = self.ticks()
-        self._emit(self._types[slot], flags, seq, self._view(slot), self._lens[slot])
+        self._emit(self._types[slot], flags, seq, self.buf, slot * _PAYLOAD_MAX, self._lens[slot])
 
     def ack(self, seq):
         """Cumulative ACK up to `seq`: free those slots. Returns how many were freed."""

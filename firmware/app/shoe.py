@@ -46,6 +46,7 @@ _T_PING = const(0x86)
 _T_MAINTENANCE = const(0x87)
 _T_CLEAR = const(0x88)
 _T_CARDS_FROM = const(0x89)
+_OUT_SIZE = const(260)  # wire's OUT_SIZE: an encoded frame with both delimiters
 
 _F_READER = const(1)
 _F_JAM = const(2)
@@ -101,8 +102,9 @@ class Shoe:
         self.ms = 0
         self.fw_hash = fw_hash
         self.encoder = None
-        self._out = take(wire.OUT_SIZE)
-        self._out_mv = self._out
+        self._out = take(_OUT_SIZE)
+        self._out_n = -1
+        self._out_k = None
         self.outbox = Outbox(self._emit, slots)
         self.link = Link(self.store, self.outbox, self)
         self.rx = take(64)
@@ -259,9 +261,12 @@ class Shoe:
         self._key_count += 1
 
     # -- frames out -------------------------------------------------------
-    def _emit(self, mtype, flags, seq, payload, n):
-        k = self.encoder.encode(mtype, flags, self.store.boot, seq, payload, self._out, n)
-        self.board.write_serial(self._out_mv[:k])
+    def _emit(self, mtype, flags, seq, buf, off, n):
+        k = self.encoder.encode(mtype, flags, self.store.boot, seq, buf, self._out, n, off)
+        if k != self._out_n:  # the view is kept while frames keep their length: no garbage
+            self._out_n = k
+            self._out_k = self._out[:k]
+        self.board.write_serial(self._out_k)
 
     def pump(self):
         """Frame what is waiting, in order, while the outbox has room."""

@@ -370,8 +370,11 @@ class Store:
                         # all of it): taken, never written twice ("a+b" appends after it).
                         self.in_file = i
                         continue
-                at = ((i - 1) % _PEND_MAX) * _REC_SIZE
-                self._log.write(pend[at : at + _REC_SIZE])
+                if i == n:  # the record just packed: `rec` itself, no slice (a view per card)
+                    self._log.write(r)
+                else:
+                    at = ((i - 1) % _PEND_MAX) * _REC_SIZE
+                    self._log.write(pend[at : at + _REC_SIZE])
                 self._log.flush()
                 self.in_file = i
         except (OSError, StorageError) as e:

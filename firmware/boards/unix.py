@@ -194,7 +194,8 @@ class Board:
         done = 0
         total = len(mv)
         while done < total:
-            n = self._out.write(mv[done:]) or 0
+            # the whole frame first: a slice is a new view, needed only after a short write
+            n = self._out.write(mv[done:] if done else mv) or 0
             done += n
             if not n:
                 time.sleep_ms(1)

@@ -29,6 +29,54 @@
 #     unpack_cards_from(p) -> (shoe_no, index)
 import struct
 
+# The codec's public names, served as wire.NAME too (wire.__getattr__): wire.py holds them as
+# private consts so that the streaming shoe's heap holds no dict entry or name for them.
+VERSION = 2
+HEADER_SIZE = 17
+TAG_SIZE = 8
+CRC_SIZE = 4
+MIN_FRAME = 29
+MAX_FRAME = 256
+MAX_PAYLOAD = 227
+MAX_ENCODED = 258
+OUT_SIZE = 260
+FLAG_RESENT = 0x01
+MAINTENANCE_MAGIC = 0x43544E4D
+NO_CARD = 0xFF
+HELLO = 0x01
+CARD = 0x02
+UNREAD = 0x03
+DECK_STATUS = 0x04
+FAULT = 0x05
+KEY = 0x06
+HEARTBEAT = 0x07
+REPLY = 0x08
+ACK = 0x81
+RESEND_FROM = 0x82
+NEW_SHOE = 0x83
+CONFIG = 0x84
+TIME = 0x85
+PING = 0x86
+MAINTENANCE = 0x87
+CLEAR = 0x88
+CARDS_FROM = 0x89
+
+# Result strings (SPEC 3.1), as wire's receiver returns them.
+OK = "ok"
+OVERSIZE = "oversize"
+BAD_COBS = "bad_cobs"
+TRUNCATED = "truncated"
+BAD_LENGTH = "bad_length"
+BAD_CRC = "bad_crc"
+BAD_VERSION = "bad_version"
+BAD_FLAGS = "bad_flags"
+UNKNOWN_SHOE = "unknown_shoe"
+BAD_TAG = "bad_tag"
+BAD_DIRECTION = "bad_direction"
+REPLAY = "replay"
+UNKNOWN_TYPE = "unknown_type"
+BAD_PAYLOAD = "bad_payload"
+
 _MAX_RAW = 16
 _U32 = "<I"
 

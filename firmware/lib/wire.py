@@ -7,7 +7,8 @@
 # path), so the host tests and the benchmark drive this same file.
 #
 # API
-#   Constants: VERSION, HEADER_SIZE, TAG_SIZE, MIN_FRAME, MAX_FRAME, MAX_PAYLOAD,
+#   Constants (here private consts; the public names are served from payloads.py by this
+#   module's __getattr__, for the host's tests and tools: the shoe never asks for them): VERSION, HEADER_SIZE, TAG_SIZE, MIN_FRAME, MAX_FRAME, MAX_PAYLOAD,
 #     MAX_ENCODED, OUT_SIZE (= MAX_ENCODED + 2: an encoded frame with both delimiters),
 #     FLAG_RESENT; message types HELLO CARD UNREAD DECK_STATUS FAULT KEY HEARTBEAT REPLY
 #     (shoe to host) and ACK RESEND_FROM NEW_SHOE CONFIG TIME PING MAINTENANCE CLEAR
@@ -16,19 +17,22 @@
 #     BAD_VERSION BAD_FLAGS UNKNOWN_SHOE BAD_TAG BAD_DIRECTION REPLAY UNKNOWN_TYPE BAD_PAYLOAD.
 #
 #   enc = Encoder(key, serial)
-#   n = enc.encode(mtype, flags, boot, seq, payload, out, plen=-1)
+#   n = enc.encode(mtype, flags, boot, seq, payload, out, plen=-1, off=0)
 #       Writes 0x00 COBS(frame) 0x00 into `out` (a bytearray of at least OUT_SIZE) and
-#       returns the byte count. `payload` is any buffer; `plen` (default len(payload))
-#       lets a caller pass its whole preallocated payload buffer. ValueError if too long.
+#       returns the byte count. The payload is payload[off:off + plen] of any buffer
+#       (`plen` by default the rest of it): a caller passes its whole preallocated buffer
+#       rather than a slice (a new view per frame). ValueError if too long.
 #
 #   rx = Receiver(key, serial, last_boot=0, last_seq=0, from_shoe=False, enc=None)
-#   for result in rx.feed(data):   # data: bytes/bytearray/memoryview from the line
+#   for result in rx.feed(data, n=-1):   # data[:n] (all by default), bytes/bytearray/memoryview from the line
 #       if result is OK: rx.mtype, rx.flags, rx.boot, rx.seq, rx.payload (a memoryview
 #           into the receiver's buffer, valid until the next result) describe the frame.
 #       else: result is the rejection reason (the caller counts what it needs). From BAD_VERSION
 #           on, rx.mtype/flags/boot/seq are the rejected frame's (for REPLAY: answer a
 #           resent command again without acting on it).
 #       Iterate feed() to its end: bytes after the point where iteration stops are not read.
+#   result = rx.take(data, n): the same without a generator (the shoe's link): the next result
+#       in data[:n], None once it is all read; call again with the same data until None.
 #   rx.last_boot, rx.last_seq: the replay window (the host's epoch and seq). It moves past
 #       every authenticated new frame (OK, UNKNOWN_TYPE, BAD_PAYLOAD); the app persists it
 #       with each state-changing command and passes it back at boot.
@@ -61,76 +65,60 @@ except ImportError:  # CPython: the tests and the benchmark
         return x
 
 
-VERSION = const(2)
-HEADER_SIZE = const(17)
-TAG_SIZE = const(8)
-CRC_SIZE = const(4)
-MIN_FRAME = const(29)
-MAX_FRAME = const(256)
-MAX_PAYLOAD = const(227)
-MAX_ENCODED = const(258)
-OUT_SIZE = const(260)
-FLAG_RESENT = const(0x01)
+_VERSION = const(2)
+_HEADER_SIZE = const(17)
+_TAG_SIZE = const(8)
+_CRC_SIZE = const(4)
+_MIN_FRAME = const(29)
+_MAX_FRAME = const(256)
+_MAX_PAYLOAD = const(227)
+_MAX_ENCODED = const(258)
+_OUT_SIZE = const(260)
+_FLAG_RESENT = const(0x01)
 _FLAGS_MUST_BE_ZERO = const(0x0E)
 _DIRECTION_BIT = const(0x80)
-MAINTENANCE_MAGIC = const(0x43544E4D)
-NO_CARD = const(0xFF)
+_MAINTENANCE_MAGIC = const(0x43544E4D)
+_NO_CARD = const(0xFF)
 _MAX_RAW = const(16)
 
-HELLO = const(0x01)
-CARD = const(0x02)
-UNREAD = const(0x03)
-DECK_STATUS = const(0x04)
-FAULT = const(0x05)
-KEY = const(0x06)
-HEARTBEAT = const(0x07)
-REPLY = const(0x08)
-ACK = const(0x81)
-RESEND_FROM = const(0x82)
-NEW_SHOE = const(0x83)
-CONFIG = const(0x84)
-TIME = const(0x85)
-PING = const(0x86)
-MAINTENANCE = const(0x87)
-CLEAR = const(0x88)
-CARDS_FROM = const(0x89)
+_HELLO = const(0x01)
+_CARD = const(0x02)
+_UNREAD = const(0x03)
+_DECK_STATUS = const(0x04)
+_FAULT = const(0x05)
+_KEY = const(0x06)
+_HEARTBEAT = const(0x07)
+_REPLY = const(0x08)
+_ACK = const(0x81)
+_RESEND_FROM = const(0x82)
+_NEW_SHOE = const(0x83)
+_CONFIG = const(0x84)
+_TIME = const(0x85)
+_PING = const(0x86)
+_MAINTENANCE = const(0x87)
+_CLEAR = const(0x88)
+_CARDS_FROM = const(0x89)
 
-OK = "ok"
-OVERSIZE = "oversize"
-BAD_COBS = "bad_cobs"
-TRUNCATED = "truncated"
-BAD_LENGTH = "bad_length"
-BAD_CRC = "bad_crc"
-BAD_VERSION = "bad_version"
-BAD_FLAGS = "bad_flags"
-UNKNOWN_SHOE = "unknown_shoe"
-BAD_TAG = "bad_tag"
-BAD_DIRECTION = "bad_direction"
-REPLAY = "replay"
-UNKNOWN_TYPE = "unknown_type"
-BAD_PAYLOAD = "bad_payload"
 
 _HEADER = "<BBBIIIH"
 _U32 = "<I"
 
-# Fixed payload sizes; CARD (20-35) and NEW_SHOE (12-227) are checked by their own rules.
-_SIZES = {
-    HELLO: 51, UNREAD: 10, DECK_STATUS: 26, FAULT: 8, KEY: 6, HEARTBEAT: 7, REPLY: 14,
-    ACK: 8, RESEND_FROM: 8, CONFIG: 8, TIME: 8, PING: 4, MAINTENANCE: 4, CLEAR: 4,
-    CARDS_FROM: 6,
-}
+# Fixed payload sizes by type (CARD, 20-35, and NEW_SHOE, 12-227, have their own rules):
+# HELLO (0x01) to REPLY (0x08) at their type, ACK (0x81) to CARDS_FROM (0x89) from 9 on; 255
+# (above any payload) where a type has none. A bytes constant, not a dict: less heap.
+_SIZES = b"\xff\x33\xff\x0a\x1a\x08\x06\x07\x0e\x08\x08\xff\x08\x08\x04\x04\x04\x06"
 
 
 def payload_ok(mtype, p):
     """The SPEC 5 payload rules: exact size, and the few fields the codec range-checks."""
     n = len(p)
-    if mtype == CARD:
+    if mtype == _CARD:
         if n < 20:
             return False
         raw_len = p[18]
         return (1 <= raw_len <= _MAX_RAW and n == 19 + raw_len
-                and (p[10] <= 51 or p[10] == NO_CARD) and p[11] in (1, 2))
-    if mtype == NEW_SHOE:
+                and (p[10] <= 51 or p[10] == _NO_CARD) and p[11] in (1, 2))
+    if mtype == _NEW_SHOE:
         if n < 12 or p[8] not in (1, 2) or p[10] < 1 or p[9] >= p[10]:
             return False
         pos = 12
@@ -142,12 +130,32 @@ def payload_ok(mtype, p):
                 return False
             pos += 2 + uid_len
         return pos == n
-    size = _SIZES.get(mtype, -1)
+    if mtype <= _REPLY:
+        size = _SIZES[mtype]
+    elif _ACK <= mtype <= _CARDS_FROM:
+        size = _SIZES[mtype - _ACK + 9]
+    else:
+        return False
     if n != size:
         return False
-    if mtype == MAINTENANCE:
-        return struct.unpack_from(_U32, p, 0)[0] == MAINTENANCE_MAGIC
+    if mtype == _MAINTENANCE:
+        return struct.unpack_from(_U32, p, 0)[0] == _MAINTENANCE_MAGIC
     return True
+
+
+def _u32(b, o):
+    """The little-endian u32 at b[o] (no tuple, unlike struct.unpack_from)."""
+    return b[o] | b[o + 1] << 8 | b[o + 2] << 16 | b[o + 3] << 24
+
+
+def __getattr__(name):
+    # The public names (message types, sizes, result strings: "API" above) for the host's
+    # tests and tools: they live in payloads.py, which the shoe never loads, as each global
+    # here would cost the streaming heap a dict entry and its name (the constants here are
+    # private `const`s, folded into the code).
+    import payloads
+
+    return getattr(payloads, name)
 
 
 class Encoder:
@@ -160,21 +168,28 @@ class Encoder:
         self._aes = aes(self.mac.digest(b"cardshoe v2 card values")[:16], 1)
         self._ctr = bytearray(16)
         self._ks = bytearray(16)
-        self._frame = bytearray(MAX_FRAME)
+        self._frame = bytearray(_MAX_FRAME)
         self._fmv = memoryview(self._frame)
+        # The frame's first n bytes for the tag and for the CRC: a slice of a memoryview is
+        # a new object, so each is kept while frames keep their length (a shoe's _CARD
+        # frames do): the steady state allocates no view.
+        self._tag_n = -1
+        self._tag_mv = None
+        self._crc_n = -1
+        self._crc_mv = None
 
     def seal(self, buf, start, end, mtype, boot, seq):
         """XOR the AES-128-CTR keystream of frame (type, boot, seq) over the card values of
-        the payload buf[start:end] (SPEC 3.5): CARD from byte 6 (card_deck), DECK_STATUS
-        from 19 (missing_map), NEW_SHOE from 12 (its entries); other types have none.
+        the payload buf[start:end] (SPEC 3.5): _CARD from byte 6 (card_deck), _DECK_STATUS
+        from 19 (missing_map), _NEW_SHOE from 12 (its entries); other types have none.
         Counter block i is `<IIB` boot, seq, type, three zero bytes, then i as a big-endian
         u32, encrypted by cryptolib's ECB. Sealing and opening are the same XOR; the two
         16-byte buffers are made once, so it allocates nothing."""
-        if mtype == CARD:
+        if mtype == _CARD:
             start += 6
-        elif mtype == DECK_STATUS:
+        elif mtype == _DECK_STATUS:
             start += 19
-        elif mtype == NEW_SHOE:
+        elif mtype == _NEW_SHOE:
             start += 12
         else:
             return
@@ -190,25 +205,33 @@ class Encoder:
             start += 1
             i += 1
 
-    def encode(self, mtype, flags, boot, seq, payload, out, plen=-1):
+    def encode(self, mtype, flags, boot, seq, payload, out, plen=-1, off=0):
         if plen < 0:
-            plen = len(payload)
-        if plen > MAX_PAYLOAD:
-            raise ValueError("payload longer than MAX_PAYLOAD")
-        if len(out) < OUT_SIZE:
-            raise ValueError("out buffer smaller than OUT_SIZE")
+            plen = len(payload) - off
+        if plen > _MAX_PAYLOAD:
+            raise ValueError("payload longer than _MAX_PAYLOAD")
+        if len(out) < _OUT_SIZE:
+            raise ValueError("out buffer smaller than _OUT_SIZE")
         f = self._frame
         fmv = self._fmv
-        struct.pack_into(_HEADER, f, 0, VERSION, mtype, flags, self.serial, boot, seq, plen)
-        fmv[HEADER_SIZE:HEADER_SIZE + plen] = memoryview(payload)[:plen]
-        end = HEADER_SIZE + plen
-        self.seal(f, HEADER_SIZE, end, mtype, boot, seq)
-        tag = self.mac.digest(fmv[:end])
-        for i in range(TAG_SIZE):
+        struct.pack_into(_HEADER, f, 0, _VERSION, mtype, flags, self.serial, boot, seq, plen)
+        # Byte by byte from `off`: a slice of the caller's buffer would be a new view.
+        for i in range(plen):
+            f[_HEADER_SIZE + i] = payload[off + i]
+        end = _HEADER_SIZE + plen
+        self.seal(f, _HEADER_SIZE, end, mtype, boot, seq)
+        if end != self._tag_n:
+            self._tag_n = end
+            self._tag_mv = fmv[:end]
+        tag = self.mac.digest(self._tag_mv)
+        for i in range(_TAG_SIZE):
             f[end + i] = tag[i]
-        end += TAG_SIZE
-        struct.pack_into(_U32, f, end, binascii.crc32(fmv[:end]) & 0xFFFFFFFF)
-        end += CRC_SIZE
+        end += _TAG_SIZE
+        if end != self._crc_n:
+            self._crc_n = end
+            self._crc_mv = fmv[:end]
+        struct.pack_into(_U32, f, end, binascii.crc32(self._crc_mv) & 0xFFFFFFFF)
+        end += _CRC_SIZE
         # COBS as the PyPI `cobs` package does it: a full 254-byte run at the very end
         # gets no extra empty block.
         out[0] = 0
@@ -237,7 +260,7 @@ class Encoder:
 
 
 class Receiver:
-    """Bounded frame receiver: resyncs at each 0x00, never holds more than MAX_ENCODED."""
+    """Bounded frame receiver: resyncs at each 0x00, never holds more than _MAX_ENCODED."""
 
     def __init__(self, key, serial, last_boot=0, last_seq=0, from_shoe=False, enc=None):
         self.serial = serial
@@ -246,9 +269,10 @@ class Receiver:
         # The encoder's HMAC and AES context serve here too (the shoe passes its own).
         self._enc = enc or Encoder(key, serial)
         self._want_host = not from_shoe
-        self._buf = bytearray(MAX_ENCODED)
+        self._buf = bytearray(_MAX_ENCODED)
         self._mv = memoryview(self._buf)
         self._n = 0
+        self._at = 0  # where take() goes on in its data
         self._discarding = False
         self.high_water = 0
         self.mtype = 0
@@ -256,37 +280,62 @@ class Receiver:
         self.boot = 0
         self.seq = 0
         self.payload = self._mv[0:0]
+        # Views of the first body+TAG bytes (CRC), the body (tag) and the payload, kept
+        # while frames keep their length (the host's ACKs do): no view per frame.
+        self._body_n = -1
+        self._crc_mv = self._tag_mv = self.payload
 
     @property
     def buffered(self):
         return self._n
 
     def reset(self):
+        self._at = 0
         self._n = 0
         self._discarding = False
 
-    def feed(self, data):
+    def feed(self, data, n=-1):
+        # data[:n] (all of it by default), by index: a caller's slice would be a new view.
+        if n < 0:
+            n = len(data)
+        self._at = 0
+        while True:
+            result = self.take(data, n)
+            if result is None:
+                return
+            yield result
+
+    def take(self, data, n):
+        """feed() without a generator (one per read would be garbage): the next result in
+        data[:n], or None once all of it is read. Call again with the same data until None;
+        the next data starts at its first byte."""
         buf = self._buf
-        for b in data:
+        i = self._at
+        while i < n:
+            b = data[i]
+            i += 1
             if b == 0:
                 if self._discarding:
                     self._discarding = False
                 elif self._n:
-                    n = self._n
+                    k = self._n
                     self._n = 0
-                    yield self._check(n)
+                    self._at = i
+                    return self._check(k)
                 continue
             if self._discarding:
                 continue
-            if self._n == MAX_ENCODED:
+            if self._n == _MAX_ENCODED:
                 self._n = 0
                 self._discarding = True
-                yield OVERSIZE
-                continue
+                self._at = i
+                return "oversize"
             buf[self._n] = b
             self._n += 1
             if self._n > self.high_water:
                 self.high_water = self._n
+        self._at = 0
+        return None
 
     def _check(self, n):
         buf = self._buf
@@ -299,7 +348,7 @@ class Receiver:
             i += 1
             end = i + code - 1
             if end > n:
-                return BAD_COBS
+                return "bad_cobs"
             while i < end:
                 buf[o] = buf[i]
                 o += 1
@@ -307,39 +356,48 @@ class Receiver:
             if i < n and code < 0xFF:
                 buf[o] = 0
                 o += 1
-        if o < MIN_FRAME:
-            return TRUNCATED
+        if o < _MIN_FRAME:
+            return "truncated"
         length = buf[15] | (buf[16] << 8)
-        if o < MIN_FRAME + length:
-            return TRUNCATED
-        if o > MIN_FRAME + length or length > MAX_PAYLOAD:
-            return BAD_LENGTH
-        body = HEADER_SIZE + length
-        if binascii.crc32(mv[:body + TAG_SIZE]) & 0xFFFFFFFF != struct.unpack_from(_U32, buf, body + TAG_SIZE)[0]:
-            return BAD_CRC
-        _, self.mtype, self.flags, shoe, self.boot, self.seq, _ = struct.unpack_from(_HEADER, buf, 0)
-        if buf[0] != VERSION:
-            return BAD_VERSION
+        if o < _MIN_FRAME + length:
+            return "truncated"
+        if o > _MIN_FRAME + length or length > _MAX_PAYLOAD:
+            return "bad_length"
+        body = _HEADER_SIZE + length
+        if body != self._body_n:
+            self._body_n = body
+            self._crc_mv = mv[:body + _TAG_SIZE]
+            self._tag_mv = mv[:body]
+            self.payload = mv[_HEADER_SIZE:body]
+        # Fields read byte by byte: struct.unpack_from would make a tuple per frame.
+        if binascii.crc32(self._crc_mv) & 0xFFFFFFFF != _u32(buf, body + _TAG_SIZE):
+            return "bad_crc"
+        self.mtype = buf[1]
+        self.flags = buf[2]
+        shoe = _u32(buf, 3)
+        self.boot = _u32(buf, 7)
+        self.seq = _u32(buf, 11)
+        if buf[0] != _VERSION:
+            return "bad_version"
         if self.flags & _FLAGS_MUST_BE_ZERO:
-            return BAD_FLAGS
+            return "bad_flags"
         if shoe != self.serial:
-            return UNKNOWN_SHOE
-        tag = self._enc.mac.digest(mv[:body])
+            return "unknown_shoe"
+        tag = self._enc.mac.digest(self._tag_mv)
         diff = 0
-        for k in range(TAG_SIZE):
+        for k in range(_TAG_SIZE):
             diff |= tag[k] ^ buf[body + k]
         if diff:
-            return BAD_TAG
+            return "bad_tag"
         if bool(self.mtype & _DIRECTION_BIT) != self._want_host:
-            return BAD_DIRECTION
+            return "bad_direction"
         if self.boot < self.last_boot or (self.boot == self.last_boot and self.seq <= self.last_seq):
-            return REPLAY
+            return "replay"
         self.last_boot = self.boot
         self.last_seq = self.seq
-        if not (HELLO <= self.mtype <= REPLY or ACK <= self.mtype <= CARDS_FROM):
-            return UNKNOWN_TYPE
-        self._enc.seal(buf, HEADER_SIZE, body, self.mtype, self.boot, self.seq)
-        self.payload = mv[HEADER_SIZE:body]
+        if not (_HELLO <= self.mtype <= _REPLY or _ACK <= self.mtype <= _CARDS_FROM):
+            return "unknown_type"
+        self._enc.seal(buf, _HEADER_SIZE, body, self.mtype, self.boot, self.seq)
         if not payload_ok(self.mtype, self.payload):
-            return BAD_PAYLOAD
-        return OK
+            return "bad_payload"
+        return "ok"

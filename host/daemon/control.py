@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from cardshoe import rounds
-from cardshoe.daemon.core import Applied, InputError
+from cardshoe.daemon.core import Applied, InputError, SettlementRefused
 from cardshoe.daemon.service import TableService
 from cardshoe.journal import canonical_json
 
@@ -51,11 +51,17 @@ class Refused(Exception):
 
 
 def _refused(error: Exception) -> Refused:
+    if isinstance(error, SettlementRefused):
+        # 409: the round cannot be settled as it stands; it stays in play (give what is
+        # missing, or a supervisor voids it).
+        return Refused(409, error.field, str(error), type(error).__name__)
     if isinstance(error, InputError):
         # 409: valid, but not at this table now (an unknown round, a setting the table lacks).
         return Refused(422 if error.field not in ("round", "round_id", "jackpot.reset") else 409, error.field, str(error),
                        type(error).__name__)
-    field = next((f for cls, f in _FIELD_OF.items() if isinstance(error, cls)), "operation")
+    named = getattr(error, "field", None)  # an error that names its own field (MissingInputError)
+    field = named if isinstance(named, str) else next((f for cls, f in _FIELD_OF.items() if isinstance(error, cls)),
+                                                      "operation")
     status = 409 if isinstance(error, rounds.WrongStateError) else 422
     if isinstance(error, rounds.UnknownFlagError):
         status = 404
@@ -130,7 +136,15 @@ class TableControl:
         """Draw the Magic Card and Lucky Player with a cryptographic source (`secrets`)."""
         if not self.draw_magic:
             raise Refused(409, "draw", "drawing is not configured (let_it_ride.draw_magic)", "NotConfigured")
-        return self.progressive_selection(round_id, self._randbelow(52), 1 + self._randbelow(seats))
+        magic: int | None = self._randbelow(52)
+        lucky: int | None = 1 + self._randbelow(seats)
+        with self.service.lock:
+            round_ = self.service.core.rounds.get(round_id)
+            if round_ is not None and round_.cards:
+                # After the first card a recorded value stands (reading 70): draw only what is missing.
+                magic = magic if round_.magic_card is None else None
+                lucky = lucky if round_.lucky_seat is None else None
+        return self.progressive_selection(round_id, magic, lucky)
 
     def no_more_bets(self, round_id: str) -> Done:
         """"No more bets" (3.2): wagers close; the active seats fix the dealing procedure."""

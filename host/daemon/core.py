@@ -52,6 +52,11 @@ class InputError(ValueError):
         self.field = field_name
 
 
+class SettlementRefused(InputError):
+    """The settlement engine refused a round at settlement (`field` as the engine names it,
+    e.g. `jackpot.pool`): the Settle is refused and the round stays in play."""
+
+
 @dataclass(frozen=True)
 class Derived:
     """One journal entry the core derived: an `event` or a `settlement`."""
@@ -96,6 +101,8 @@ class TableSetup:
 #: SPEC 5 FAULT codes.
 FAULT_NAMES = {1: "reader", 2: "jam", 3: "tamper", 4: "sensor", 5: "low_memory", 6: "outbox_full", 7: "storage",
                8: "manifest"}
+#: SPEC 5 KEY codes the table acts on: the count point and an exposed card.
+KEY_NAMES = {2: "deal_complete", 3: "exposure"}
 #: CARD flags bit 2: framed from the shoe's RAM, not in its flash log (SPEC 5).
 NOT_DURABLE = 4
 
@@ -549,6 +556,80 @@ class TableCore:
                              "referred to the shift manager",
                       after_round=after, evidence=[to_jsonable(evidence)])
 
+    def _between_rounds(self) -> dict[str, Any]:
+        """Where the table is when no round has a card out: the last round settled (None
+        before the first) and the round opened for betting, if any."""
+        current = self.current
+        if current is None:
+            return {"after_round": None, "round_open": None}
+        if current.status is rounds.RoundStatus.SETTLED:
+            return {"after_round": current.round_id, "round_open": None}
+        ids = list(self.rounds)  # in the order opened; the current round is the last
+        before = ids[-2] if len(ids) > 1 and ids[-1] == current.round_id else None
+        return {"after_round": before, "round_open": current.round_id}
+
+    @staticmethod
+    def _where(between: Mapping[str, Any]) -> str:
+        after, open_ = between["after_round"], between["round_open"]
+        if open_ is not None:
+            return f"while round {open_} was taking bets, before its first card"
+        return f"after round {after} was settled" if after is not None else "before any round was opened"
+
+    def _key_outside_round(self, shoe: int, key: int, msg: Mapping[str, Any], time_ms: int) -> Derived:
+        """A deal-complete or exposure key pressed while no round has a card out (after the
+        last round was settled, before the next one's first card). The exposure rules (5.4;
+        LIR 5.5) speak of cards exposed during the deal, and a count point needs a deal, so no
+        rule covers it: it is referred to the shift manager (6.1) with the key press and the
+        shoe's place in the deck as evidence (an exposed card may be the next one out). It
+        belongs to no round: the settled round stands and the next round is not touched."""
+        name = KEY_NAMES[key]
+        session = self.shoes.get(shoe)
+        shoe_no = session.shoe_no if session is not None else 0
+        next_index = session.next_index if session is not None and session.shoe_no else None
+        between = self._between_rounds()
+        what = "an exposed card" if name == "exposure" else "a deal complete"
+        evidence = {"key": key, "key_name": name, "shoe_ms": msg["t_ms"], "time_ms": time_ms, "shoe_no": shoe_no,
+                    "next_index": next_index}
+        return _event(None, "key_outside_round", shoe=shoe, key=key, key_name=name, shoe_no=shoe_no, rule="6.1",
+                      rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                      detail=f"the shoe's {name} key ({what}) was pressed {self._where(between)}, outside any "
+                             "round; no rule covers it: referred to the shift manager, the next round is not "
+                             "affected",
+                      **between, evidence=[evidence])
+
+    def _deck_fault_outside_round(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any],
+                                  time_ms: int) -> Derived:
+        """Extra or missing cards reported by DECK_STATUS while no round is in play (after the
+        last round was settled, typically at the end of the shoe). The deck rules (TCP family
+        5.1, 5.8; LIR 5.2) void the round in play, and earlier rounds stand (5.1.2): with no
+        round in play there is none to void, so the fault is referred to the shift manager
+        (6.1) with the shoe's report as evidence (its counts and, at the end of a shoe, the
+        cards never dealt), to count the deck by hand (5.8) before the next round. It belongs
+        to no round: the settled rounds stand and the next round is not touched."""
+        integrity = int(msg["integrity"])
+        faults = [f.value for bit, f in ((8, rounds.DeckFault.MISSING), (16, rounds.DeckFault.EXTRA)) if integrity & bit]
+        never_dealt: list[int] = []
+        if integrity & 8:
+            try:
+                bitmap = bytes.fromhex(str(msg.get("missing_map", "")))
+            except ValueError:
+                bitmap = b""
+            never_dealt = [code for code in range(52) if code // 8 < len(bitmap) and bitmap[code // 8] & (1 << (code % 8))]
+        between = self._between_rounds()
+        evidence = {"shoe_no": msg["shoe_no"], "deck_id": msg["deck_id"], "reason": msg["reason"],
+                    "dealt": msg["dealt"], "remaining": msg["remaining"], "integrity": integrity,
+                    "duplicates": msg["duplicates"], "foreign": msg["foreign"], "unread": msg["unread"],
+                    "missing": msg["missing"], "never_dealt": never_dealt, "time_ms": time_ms,
+                    "journal_holds": session.next_index - 1 if session.shoe_no == int(msg["shoe_no"]) else None}
+        return _event(None, "deck_fault_outside_round", shoe=shoe, shoe_no=msg["shoe_no"], faults=faults,
+                      rule="6.1", rules=consistency.deck_rules(self._game(), "extra_missing") + ["6.1"],
+                      decision=rounds.DecisionKind.REFERRED.value,
+                      detail=f"shoe {shoe} reported {' and '.join(f + ' cards' for f in faults)} (DECK_STATUS "
+                             f"integrity {integrity}) {self._where(between)}, with no round in play to void; "
+                             "earlier rounds stand: referred to the shift manager to count the deck, the next "
+                             "round is not affected",
+                      **between, evidence=[evidence])
+
     def _game(self) -> str:
         return self.current.game if self.current is not None else self.setup.game
 
@@ -567,15 +648,16 @@ class TableCore:
         key = int(msg["key"])
         rid = self._round_id()
         out = [_event(rid, "shoe_key", shoe=shoe, key=key, shoe_ms=msg["t_ms"])]
-        if self.current is None:
+        if key not in KEY_NAMES:
             return out
+        if self.current is None or self.current.status in (rounds.RoundStatus.SETTLED, rounds.RoundStatus.BETTING):
+            # No round has a card out: nothing for the key to count or expose in a round.
+            return out + [self._key_outside_round(shoe, key, msg, time_ms)]
         op: Any
         if key == 2:
             op = rounds.DealComplete(source=rounds.Source.SHOE_KEY, time_ms=time_ms)
-        elif key == 3:
-            op = rounds.ExposureDeclared(source=rounds.Source.SHOE_KEY, time_ms=time_ms)
         else:
-            return out
+            op = rounds.ExposureDeclared(source=rounds.Source.SHOE_KEY, time_ms=time_ms)
         return out + list(self._do(self.current, op, source="shoe").derived)
 
     def _deck_status(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
@@ -597,9 +679,11 @@ class TableCore:
             session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
             session.forget_other_sessions()
         integrity = int(msg["integrity"])
-        if self.current is None or not integrity & (8 | 16):
+        if not integrity & (8 | 16):
             # Duplicate, foreign and unread cards are flagged from their own card frames.
             return out
+        if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
+            return out + [self._deck_fault_outside_round(shoe, session, msg, time_ms)]
         for bit, fault in ((8, rounds.DeckFault.MISSING), (16, rounds.DeckFault.EXTRA)):
             if integrity & bit:
                 op = rounds.DeckIrregularity(fault=fault, detail=f"shoe {shoe} DECK_STATUS integrity {integrity}",
@@ -639,8 +723,10 @@ class TableCore:
                 derived = done.derived
                 if done.refused is None and isinstance(op, rounds.ProgressiveSelection):
                     # The engine records it silently; the table's displays need to see it.
-                    derived += (_event(round_.round_id, "progressive_selected", magic_card=op.magic_card,
-                                       lucky_seat=op.lucky_seat, rules=["4.3", "4.4"]),)
+                    # The round's selection as it now stands: after the first card an op only
+                    # fills in what was missing (reading 70).
+                    derived += (_event(round_.round_id, "progressive_selected", magic_card=round_.magic_card,
+                                       lucky_seat=round_.lucky_seat, rules=["4.3", "4.4"]),)
                 return Applied(derived, done.refused, done.round_id)
             if action == "settle":
                 return self._settle(self._round_for(body), body.get("jackpot_pool"), time_ms)
@@ -764,12 +850,27 @@ class TableCore:
             derived: list[Derived] = []
             retry_pool = pool if round_.jackpot_pool is None else None
         else:
-            applied = self._do(round_, rounds.Settle(jackpot_pool=pool, time_ms=time_ms), source="table")
-            if applied.refused is not None:
-                return applied
-            derived = list(applied.derived)
+            op = rounds.Settle(jackpot_pool=pool, time_ms=time_ms)
+            self._frozen.pop(round_.round_id, None)  # the round may change: its pickle is stale
+            try:
+                # The round closes only if the settlement engine settles it: a round it refuses
+                # (an input missing, a setting wrong) stays in play, so the input can still be
+                # given or a supervisor can void it; a closed round with no settlement could
+                # be neither (the stranded round).
+                events, made = round_.do_then(op, self._settles)
+            except RoundOperationError as exc:
+                refusal = _event(round_.round_id, "input_refused", op=type(op).__name__, **_error_body(exc))
+                return Applied((refusal,), refused=exc, round_id=round_.round_id)
+            except SettlementRefused as exc:
+                refusal = _event(round_.round_id, "input_refused", op=type(op).__name__, **_error_body(exc))
+                return Applied((refusal,), refused=exc, round_id=round_.round_id)
+            derived = self._events(round_.round_id, events) + self._shuffle_check(round_)
             if round_.shoe_no is not None:  # its cards are collected onto the shoe's pile (reading 60)
                 self.shuffle.round_collected(round_.shoe_no, collected_order(round_.placements, round_.cards))
+            if made is not None:
+                self.settlements[round_.round_id] = made
+                derived.append(Derived("settlement", round_.round_id, made))
+                return Applied(tuple(derived), round_id=round_.round_id)
         try:
             settlement = self._settlement(round_, retry_pool)
         except Exception as exc:  # noqa: BLE001 - the round is closed; its settlement waits for a person
@@ -782,6 +883,21 @@ class TableCore:
         self.settlements[round_.round_id] = settlement
         derived.append(Derived("settlement", round_.round_id, settlement))
         return Applied(tuple(derived), round_id=round_.round_id)
+
+    def _settles(self, round_: Round) -> dict[str, Any] | None:
+        """The settlement of `round_` just closed by Settle, or None when Settle did not close it
+        (its last count point found a problem that waits for a person). Raises SettlementRefused
+        naming the field when the settlement engine refuses the round."""
+        if round_.status is not rounds.RoundStatus.SETTLED:
+            return None
+        try:
+            return self._settlement(round_)
+        except Exception as exc:  # noqa: BLE001 - any refusal keeps the round in play, named
+            field_name = getattr(exc, "field", None)
+            raise SettlementRefused(field_name if isinstance(field_name, str) else "settlement",
+                                    f"the settlement engine refused round {round_.round_id}: "
+                                    f"{getattr(exc, 'message', None) or exc}; the round is still in play "
+                                    "(give what is missing and settle again, or void it)") from None
 
     def _settlement(self, round_: Round, pool: int | None = None) -> dict[str, Any]:
         if pool is not None:

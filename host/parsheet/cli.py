@@ -1,7 +1,8 @@
-"""`cardshoe parsheet GAME [--json]`: exact par sheet of a game's wagers.
+"""`cardshoe parsheet GAME [--json] [--plot FILE]`: exact par sheet of a game's wagers.
 
 Prints a readable table (with a progress bar on stderr while it computes) or, with
---json, the exact values as fractions. GAME may be ``all``.
+--json, the exact values as fractions. GAME may be ``all``. --plot FILE also draws each
+wager's outcome distribution and house edge into FILE (PNG or SVG by its suffix).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 from typing import Sequence, TextIO
 
 from . import GAMES, ParSheet, ParSheetError, compute
@@ -115,11 +117,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2,
                         help="processes for Singapore Stud's up-card optimum (default 2)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--plot", type=Path, default=None, metavar="FILE",
+                        help="also draw each wager's outcome distribution and house edge into FILE "
+                             "(.png or .svg)")
     args = parser.parse_args(list(argv or []))
     if args.workers < 1:
         parser.error("--workers must be at least 1")
     if args.upcard and args.rank_only:
         parser.error("--upcard and --rank-only exclude each other")
+    if args.plot is not None:
+        from .plot import PlotError, check_plot_path
+
+        try:
+            check_plot_path(args.plot)  # before the sheet: a bad name must not wait for it
+        except PlotError as exc:
+            print(f"cardshoe parsheet: {exc}", file=sys.stderr)
+            return 2
     games = list(GAMES) if args.game == "all" else [args.game]
     bar = None if args.no_progress else ProgressBar(sys.stderr)
     sheets = []
@@ -135,6 +148,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             bar.close()
         print(f"cardshoe parsheet: {exc}", file=sys.stderr)
         return 2
+    if args.plot is not None:
+        from .plot import PlotError, plot
+
+        try:
+            plot(sheets, args.plot)
+        except PlotError as exc:
+            print(f"cardshoe parsheet: {exc}", file=sys.stderr)
+            return 2
+        print(f"cardshoe parsheet: plot written to {args.plot}", file=sys.stderr)
     if args.json:
         payload = [s.to_json() for s in sheets]
         json.dump(payload[0] if len(payload) == 1 else payload, sys.stdout, indent=2)

@@ -54,7 +54,11 @@ wall clock, Unix ms, evidence only):
     holds (one ``WagerAccepted`` each); ``NoMoreBets`` is refused while a seat holds some but
     not all three; if the first card closes betting instead, such partial wagers are returned
     (``WagerAccepted`` with amount 0, a ``not_covered`` flag citing 3.4) and the seat is not dealt.
-    ``ProgressiveSelection(magic_card, lucky_seat)`` (Let It Ride, before the first card)
+    ``ProgressiveSelection(magic_card, lucky_seat)`` (Let It Ride: freely before the first card;
+    after it only a value not yet recorded, never a change, flagged ``not_covered`` and
+    acknowledged, reading 70). ``Settle`` of a Let It Ride round with a progressive wager in
+    play is refused (``MissingInputError``, ``field`` ``magic_card``/``lucky_seat``) until both
+    are recorded; the round stays in play (record them, or void it).
     ``NoMoreBets()`` (also implied by the first card out of the shoe, 3.4)
     ``ShoeCard(shoe_no, index, code, reader_id="", shoe_ms=0, deck_id=0, read_method=1,
     duplicate=False, foreign=False)``: a CARD frame (or UNREAD with ``code=None``);
@@ -93,7 +97,9 @@ writes the round format and imports only the state, not the machine)
     ``round.verify(op)`` raises a ``RoundOperationError`` subclass naming what is wrong;
     ``round.can(op) -> bool``; ``round.do(op) -> tuple[Event, ...]`` verifies, applies, appends
     ``op`` to ``round.operations`` and returns the events (also in ``round.events``). A refused
-    operation leaves the round exactly as it was.
+    operation leaves the round exactly as it was. ``round.do_then(op, check) -> (events,
+    check's result)``: ``do`` and then ``check(round)``, undone whole if ``check`` raises (the
+    daemon closes a round only if the settlement engine settles it).
     State: ``status`` (``RoundStatus``: ``betting``, ``dealing``, ``deciding``, ``dealer``,
     ``complete``, ``settled``), ``void`` (``VoidMark | None``), ``void_seats`` (seat ->
     VoidMark), ``wagers``, ``active_seats()``, ``procedure``, ``placements`` (shoe index ->
@@ -130,7 +136,8 @@ Errors (``errors.py``): ``RoundOperationError`` (ValueError) and subclasses
     ``UnknownFlagError``, ``ProcedureError``; ``ExposureMismatchError`` (an exposure whose
     ``shoe_index`` and ``place`` name different cards); ``UnequalWagersError`` (a
     ``BadAmountError``: Let It Ride's 1, 2 and $ unequal or incomplete, 3.4); ``CandidateError``
-    (a confirmation naming no candidate of a PLACEMENT_PROPOSED flag, or none of several).
+    (a confirmation naming no candidate of a PLACEMENT_PROPOSED flag, or none of several);
+    ``MissingInputError`` (a ``WrongStateError`` with ``field``: an input the round lacks).
 """
 
 from .errors import (
@@ -140,6 +147,7 @@ from .errors import (
     DecisionError,
     DuplicateShoeIndexError,
     ExposureMismatchError,
+    MissingInputError,
     ProcedureError,
     RoundOperationError,
     UnequalWagersError,
@@ -215,7 +223,7 @@ from .round import Exposure, Round, RoundStatus
 
 __all__ = [
     "BadAmountError", "BadSeatError", "DecisionError", "DuplicateShoeIndexError", "ExposureMismatchError", "ProcedureError",
-    "UnequalWagersError", "CandidateError", "PlacementCandidate",
+    "UnequalWagersError", "CandidateError", "MissingInputError", "PlacementCandidate",
     "RoundOperationError", "UnknownFlagError", "UnknownWagerError", "WagersClosedError", "WrongStateError",
     "BetsClosed", "CardEvidence", "CardNotDue", "CardPlaced", "CountChecked", "CountReport", "DecisionKind",
     "DecisionRecorded", "Event", "ExposureRecorded", "FlagResolved", "Flagged", "HandComplete", "HandsRebuilt",

@@ -16,6 +16,7 @@ __all__ = [
     "ExposureMismatchError",
     "UnequalWagersError",
     "CandidateError",
+    "MissingInputError",
 ]
 
 
@@ -70,3 +71,14 @@ class UnequalWagersError(BadAmountError):
 class CandidateError(RoundOperationError):
     """A supervisor confirmation that names no candidate placement of the flag, or none when
     the flag offers several."""
+
+
+class MissingInputError(WrongStateError):
+    """An operation that needs an input the round has not recorded (Let It Ride's Magic Card
+    or Lucky Player before settlement, 4.3-4.4). ``field`` names the missing input(s) as the
+    operation that supplies them does (``magic_card``, ``lucky_seat``); supplying it is the
+    way forward, and the round is left in play so a supervisor may void it instead."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field

@@ -175,6 +175,10 @@ def round_to_json(
     # Only a progressive beside a base wager is in action (5.12.2) and needs the pool.
     base = BASE_WAGERS[rnd.game]
     has_progressive = any("progressive" in w and not base.isdisjoint(w) for w in rnd.wagers.values())
+    if rnd.void is not None and rnd.jackpot_pool is None:
+        # A void round returns every wager, progressive ones included: it needs no pool, and
+        # asking for one would keep a void round from ever closing.
+        has_progressive = False
     if has_progressive or rnd.jackpot_pool is not None:
         jackpot: dict[str, Any] = {"pool": rnd.jackpot_pool, "reset": jackpot_reset}
         if rnd.game == LET_IT_RIDE:

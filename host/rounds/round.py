@@ -2,7 +2,8 @@
 
 ``Round.do(op)`` verifies an operation (``verify`` raises a typed error naming what is wrong;
 ``can`` answers yes or no), applies it, records it in ``operations`` and returns the events it
-caused. A refused operation changes nothing. ``Round.replay(operations)`` rebuilds a round,
+caused. A refused operation changes nothing; ``Round.do_then(op, check)`` also undoes ``op``
+if a check after it raises. ``Round.replay(operations)`` rebuilds a round,
 with the same state and events, from its recorded operations.
 
 Each operation belongs to one phase of the round, whose module holds its ``verify_`` and
@@ -27,7 +28,7 @@ closes the deal) -> ``dealer`` (Xtreme method B, once every seat decided) -> ``c
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from . import counts, deal, decisions, irregularities, powerfail, settlement, wagers
 from .errors import RoundOperationError, WrongStateError
@@ -38,6 +39,7 @@ from .state import Exposure, RoundState, RoundStatus
 
 __all__ = ["Round", "RoundStatus", "Exposure"]
 
+_T = TypeVar("_T")
 _Verify = Callable[[RoundState, Any], None]
 _Do = Callable[[RoundState, Any, list[Event]], None]
 
@@ -132,6 +134,29 @@ class Round(RoundState):
         self._operations.append(op)
         self._events.extend(events)
         return tuple(events)
+
+    def do_then(self, op: Operation, check: Callable[[Round], _T]) -> tuple[tuple[Event, ...], _T]:
+        """:meth:`do`, then ``check(self)``, as one step: if ``check`` raises, the round is put
+        back exactly as it was before ``op`` (state, operations and events) and the error
+        propagates. For an operation that stands only if something outside the round accepts
+        its result: the daemon closes a round only if the settlement engine settles it, so a
+        round the engine refuses stays in play (its missing input can be given, or a
+        supervisor can void it) instead of being closed with no settlement."""
+        self.verify(op)
+        saved = self.save()
+        n_ops, n_events = len(self._operations), len(self._events)
+        try:
+            events: list[Event] = []
+            _PHASES[op.OP][1](self, op, events)
+            self._operations.append(op)
+            self._events.extend(events)
+            result = check(self)
+        except BaseException:
+            self.restore(saved)
+            del self._operations[n_ops:]
+            del self._events[n_events:]
+            raise
+        return tuple(events), result
 
     # ---- views ---------------------------------------------------------------------------
 

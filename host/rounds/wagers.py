@@ -10,6 +10,7 @@ is refused while a seat holds only some of them.
 
 from __future__ import annotations
 
+from ..cards import card_text
 from .errors import (
     BadAmountError,
     ProcedureError,
@@ -21,7 +22,7 @@ from .errors import (
 )
 from .events import BetsClosed, DecisionKind, Event, Irregularity, IrregularityKind, WagerAccepted
 from .operations import ChangeWager, NoMoreBets, PlaceWager, ProgressiveSelection
-from .procedures import DECISION_WAGERS, LET_IT_RIDE, WAGERS, build_procedure
+from .procedures import BASE_WAGERS, DECISION_WAGERS, LET_IT_RIDE, WAGERS, build_procedure
 from .state import LIR_TRIO, PhaseState, RoundState, RoundStatus
 
 
@@ -83,20 +84,74 @@ def do_change_wager(rnd: RoundState, op: ChangeWager, events: list[Event]) -> No
         del rnd.wagers[op.seat]
 
 
+def selection_needed(rnd: RoundState) -> tuple[str, ...]:
+    """What of Let It Ride's progressive selection settling this round still needs: the
+    operation fields (``magic_card``, ``lucky_seat``) not recorded while a live hand holds a
+    progressive wager (4.3-4.4: the system selects both every round, and a progressive wager
+    qualifies for their payouts). Empty for other games, a void round, or no such wager."""
+    if rnd.game != LET_IT_RIDE or rnd.void is not None:
+        return ()
+    base = BASE_WAGERS[rnd.game]
+    live = [s for s in rnd.active_seats() if s not in rnd.void_seats]
+    if not any("progressive" in rnd.wagers.get(s, {}) and not base.isdisjoint(rnd.wagers[s]) for s in live):
+        return ()
+    missing: list[str] = []
+    if rnd.magic_card is None:
+        missing.append("magic_card")
+    if rnd.lucky_seat is None:
+        missing.append("lucky_seat")
+    return tuple(missing)
+
+
 def verify_progressive_selection(rnd: RoundState, op: ProgressiveSelection) -> None:
-    """Let It Ride's Magic Card and Lucky Player (4.3-4.4), before the first card."""
+    """Let It Ride's Magic Card and Lucky Player (4.3-4.4), as the progressive system selected
+    them for the round: recorded (and re-recorded) freely before the first card; after it, only
+    what is still missing may be recorded, never a recorded value changed (reading 70)."""
     if rnd.game != LET_IT_RIDE:
         raise WrongStateError("the Magic Card and Lucky Player belong to Let It Ride (4.3-4.4)")
-    if rnd.cards:
-        raise WrongStateError("the Magic Card and Lucky Player must be recorded before the first card is dealt")
-    if op.magic_card is not None and (not isinstance(op.magic_card, int) or not 0 <= op.magic_card <= 51):
+    if op.magic_card is not None and (
+        not isinstance(op.magic_card, int) or isinstance(op.magic_card, bool) or not 0 <= op.magic_card <= 51
+    ):
         raise RoundOperationError(f"magic_card must be a card code 0..51, got {op.magic_card!r}")
     if op.lucky_seat is not None:
         rnd.check_seat(op.lucky_seat)
+    if not rnd.cards:
+        return
+    # After the first card the cards are known, so the selection must already have been made
+    # by the system: the table may only supply a value it failed to record, never change one.
+    for name, given, held in (("magic_card", op.magic_card, rnd.magic_card), ("lucky_seat", op.lucky_seat, rnd.lucky_seat)):
+        if given is not None and held is not None and given != held:
+            raise WrongStateError(
+                f"the {name} was recorded as {held!r} and cannot be changed after the first card is dealt (4.3-4.4)"
+            )
+    if not any(given is not None and held is None
+               for given, held in ((op.magic_card, rnd.magic_card), (op.lucky_seat, rnd.lucky_seat))):
+        raise WrongStateError(
+            "after the first card only a missing Magic Card or Lucky Player may be recorded (4.3-4.4); "
+            "this selection records nothing new"
+        )
 
 
 def do_progressive_selection(rnd: RoundState, op: ProgressiveSelection, events: list[Event]) -> None:
-    rnd.magic_card, rnd.lucky_seat = op.magic_card, op.lucky_seat
+    if not rnd.cards:
+        rnd.magic_card, rnd.lucky_seat = op.magic_card, op.lucky_seat
+        return
+    late: list[str] = []
+    if op.magic_card is not None and rnd.magic_card is None:
+        rnd.magic_card = op.magic_card
+        late.append(f"the Magic Card {card_text(op.magic_card)}")
+    if op.lucky_seat is not None and rnd.lucky_seat is None:
+        rnd.lucky_seat = op.lucky_seat
+        late.append(f"the Lucky Player seat {op.lucky_seat}")
+    # Recorded late, with the cards out: kept on the record for surveillance to check against
+    # the progressive system's own log (reading 70); it changes no wager.
+    rnd.add_flag(Irregularity(
+        0, IrregularityKind.NOT_COVERED, ("4.3", "4.4"),
+        f"{' and '.join(late)} recorded after the first card was dealt ({len(rnd.cards)} card(s) out); "
+        "the progressive system selects them for the round, so this is the late record of that "
+        "selection, to be checked against the system's log",
+        DecisionKind.ACKNOWLEDGED, "table", None, resolved_by="host", time_ms=op.time_ms,
+    ), events)
 
 
 def verify_no_more_bets(rnd: RoundState, op: NoMoreBets) -> None:

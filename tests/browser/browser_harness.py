@@ -67,3 +67,55 @@ class Served:
         self.start()
 
 
+
+
+class BoardTable:
+    """The whole table from real parts for the browser: the real firmware on the virtual board
+    (deployed with `cardshoe flash`), `cardshoe run` in its own process with a token file per
+    role, cards dealt through the board's barcode reader and exit sensor (`cardshoe.hil.bench`).
+    It offers the calls the test makes of the pty `Table` (ok, round, deal, ...)."""
+
+    def __init__(self, workdir: Path, game: str, seats: int = 7) -> None:
+        from cardshoe.hil.bench import Bench, TableSpec
+
+        workdir.mkdir(parents=True, exist_ok=True)
+        roles = []
+        for role, token in (("supervisor", SUPERVISOR), ("surveillance", SURVEILLANCE), ("controller", CONTROLLER)):
+            path = workdir / f"{role}.token"
+            path.write_text(token + "\n")
+            path.chmod(0o600)
+            roles.append(f'{role} = "{path}"')
+        self.bench = Bench(workdir / "bench", TableSpec(game, seats=seats, name="browser"),
+                           extra_config="[roles]\n" + "\n".join(roles) + "\n")
+
+    @property
+    def url(self) -> str:
+        return self.bench.client.base_url
+
+    def power_on_and_load(self) -> None:
+        """Deploy the firmware, start the daemon, load a barcode shoe (NEW_SHOE to the firmware)."""
+        self.bench.flash()
+        self.bench.start_daemon()
+        self.bench.load_shoe()
+
+    def ok(self, method: str, url: str, json: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.bench.client.request(method, url, json)
+
+    def round(self, round_id: str) -> dict[str, Any]:
+        return self.bench.client.round(round_id)
+
+    def deal(self, codes: list[int]) -> None:
+        """Each card's barcode to the reader, then the exit sensor; waits until the daemon journaled it."""
+        for code in codes:
+            self.bench.deal(code)
+
+    def deal_complete(self) -> None:
+        """The dealer's deal-complete key on the shoe (a count point); waits for its event."""
+        self.bench.key("deal_complete")
+
+    def restart_daemon(self) -> None:
+        """SIGKILL the daemon and start it again (a crashed table PC); the shoe keeps running."""
+        self.bench.restart_daemon()
+
+    def close(self) -> None:
+        self.bench.close()

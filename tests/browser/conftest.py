@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser_harness import Served, Table  # noqa: E402
+from browser_harness import BoardTable, Served, Table  # noqa: E402
 
 
 @pytest.fixture
@@ -30,6 +30,21 @@ def served(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     yield make
     for table, s in made:
         s.stop()
+        table.close()
+
+
+@pytest.fixture
+def board_table(tmp_path: Path) -> Iterator[Callable[..., BoardTable]]:
+    """A table on the virtual board with the real firmware (made on demand: flashing takes seconds)."""
+    made: list[BoardTable] = []
+
+    def make(game: str, seats: int = 7) -> BoardTable:
+        table = BoardTable(tmp_path / f"b{len(made)}", game, seats)
+        made.append(table)
+        return table
+
+    yield make
+    for table in made:
         table.close()
 
 

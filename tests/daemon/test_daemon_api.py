@@ -191,7 +191,10 @@ def test_a_jackpot_pool_on_a_table_with_no_reset_is_refused_at_once(make_table) 
     assert settlement["jackpot"] is None and settlement["seats"][0]["net"] > 0
 
 
-def test_a_round_whose_settlement_failed_is_settled_after_the_setting_is_fixed(make_table) -> None:  # type: ignore[no-untyped-def]
+def test_a_round_the_settlement_engine_refuses_stays_in_play_and_settles_once_the_pool_is_given(make_table) -> None:  # type: ignore[no-untyped-def]
+    """A progressive's settlement needs the pool (MTCP/TCP 4.4 pay shares of it): without one
+    the settle is refused naming `jackpot.pool`, and the round is not closed, so it can still
+    be settled with the pool as displayed (or voided)."""
     table: Table = make_table(TCP, 7, jackpot_reset=1_000_000)  # but no pool given yet
     table.power_on_and_load()
     rid = table.ok("POST", "/rounds")["round_id"]
@@ -201,9 +204,10 @@ def test_a_round_whose_settlement_failed_is_settled_after_the_setting_is_fixed(m
     table.deal([c(x) for x in ["Ah", "Kh", "Qh", "2c", "7d", "9s"]])
     table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 1, "choice": "play"})
     r = table.client.post(f"/rounds/{rid}/settle", json={})
-    assert r.status_code == 500 and r.json()["detail"]["field"] == "jackpot.pool"
-    # The daemon restarts (the closed round is rebuilt from the journal) and the supervisor
-    # settles it again with the pool as displayed.
+    assert r.status_code == 409 and r.json()["detail"]["field"] == "jackpot.pool", r.text
+    assert table.round(rid)["status"] != "settled"  # still in play: nothing was closed
+    # The daemon restarts (the round is rebuilt from the journal) and the supervisor settles
+    # it with the pool as displayed.
     table.kill_daemon()
     table.start_daemon()
     settlement = table.ok("POST", f"/rounds/{rid}/settle", json={"jackpot_pool": 2_000_000})["settlement"]

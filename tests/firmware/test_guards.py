@@ -285,8 +285,8 @@ def test_ack_boundaries_of_the_ring(mpy) -> None:  # type: ignore[no-untyped-def
     out = mpy("""
 from app.outbox import Outbox
 sent = []
-def emit(t, flags, seq, mv, n):
-    sent.append((seq, flags, bytes(mv[:n])))
+def emit(t, flags, seq, buf, off, n):
+    sent.append((seq, flags, bytes(buf[off:off + n])))
 ob = Outbox(emit, slots=4, resend_ms=300, resend_max_ms=1000)
 ob.ticks = lambda: 0
 for i in range(1, 5):
@@ -345,9 +345,9 @@ class Handler:
         self.calls.append(mtype)
         return 0, 0
 replies = []
-def emit(t, flags, seq, mv, n):
+def emit(t, flags, seq, buf, off, n):
     if t == 8:
-        replies.append(struct.unpack_from('<II', mv, 0))
+        replies.append(struct.unpack_from('<II', buf, off))
 ob = Outbox(emit, slots=2)
 ob.ticks = lambda: 0
 h = Handler()

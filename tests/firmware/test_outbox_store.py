@@ -8,8 +8,8 @@ OUTBOX = """
 from app.outbox import Outbox
 sent = []
 now = [0]
-def emit(t, flags, seq, mv, n):
-    sent.append((t, flags, seq, bytes(mv[:n])))
+def emit(t, flags, seq, buf, off, n):
+    sent.append((t, flags, seq, bytes(buf[off:off + n])))
 ob = Outbox(emit, slots=4, resend_ms=300, resend_max_ms=1000)
 ob.ticks = lambda: now[0]
 """

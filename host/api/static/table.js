@@ -267,6 +267,9 @@ function placeLabel(p) {
 function drawRound(snap, status) {
   $("round-id").textContent = snap.round_id;
   $("round-status").textContent = snap.void ? "void" : snap.status;
+  // The history lists each round's state as it was loaded: keep the shown round's current.
+  const item = $("history").querySelector(`li[data-round="${CSS.escape(snap.round_id)}"] .status`);
+  if (item) item.textContent = snap.void ? "void" : snap.status;
   $("history-note").hidden = state.viewing === null;
   const pool = snap.jackpot_pool !== null && snap.jackpot_pool !== undefined ? snap.jackpot_pool : state.jackpot;
   $("jackpot").textContent = pool === null || pool === undefined ? "-" : money(pool);
@@ -407,7 +410,7 @@ async function loadHistory() {
       state.viewing = r.round_id === state.current ? null : r.round_id;
       refresh();
     });
-    list.append(el("li", {}, a, ` ${r.void ? "void" : r.status}`));
+    list.append(el("li", { "data-round": r.round_id }, a, " ", el("span", { class: "status" }, r.void ? "void" : r.status)));
   }
 }
 
