@@ -105,7 +105,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     # floor's pool, which holds the round's own 5% contribution.
     r1 = play(table, "As Ks Qs", "Kd 6c 2h", "Js Ts", "4d", progressive=True)
     done = table.ok("POST", f"/rounds/{r1['rid']}/settle", json={})
-    settlement = done["settlement"]["settlement"]
+    settlement = done["settlement"]
     prog = next(w for s in settlement["seats"] if s["seat"] == 2 for w in s["wagers"] if w["wager"] == "progressive")
     assert prog["paid"] == START + 25
     assert settlement["jackpot"]["pool_before"] == START + 25 and settlement["jackpot"]["pool_after"] == RESET
@@ -126,7 +126,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     relay.restore()
     wait_for(lambda: table.daemon.floor.online, 20, "the floor back")  # type: ignore[union-attr]
     done2 = table.ok("POST", f"/rounds/{r2['rid']}/settle", json={})
-    assert [w["paid"] for s in done2["settlement"]["settlement"]["seats"] for w in s["wagers"]
+    assert [w["paid"] for s in done2["settlement"]["seats"] for w in s["wagers"]
             if w["wager"] == "progressive"] == [(RESET + 25) // 10]
 
     # Cut again: a base game deals and settles; a progressive wager is refused with a message.
@@ -142,7 +142,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     table.shoe.wait_acked()
     table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
     base_done = table.ok("POST", f"/rounds/{rid}/settle", json={})
-    assert base_done["settlement"]["settlement"]["void"] is None
+    assert base_done["settlement"]["void"] is None
     relay.restore()
 
     # Caught up: every journal entry on the floor exactly once.
