@@ -190,7 +190,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
         status_code = replay_cli.main([str(table.config.journal), "--json"])
     replayed = json.loads(out.getvalue())
     assert status_code == 0 and replayed["ok"], replayed["mismatches"]
-    assert replayed["settlements"][r1["rid"]] == done["settlement"]
+    assert replayed["settlements"][r1["rid"]]["settlement"] == done["settlement"]
     table.start_daemon()
 
 
