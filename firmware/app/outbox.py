@@ -6,6 +6,14 @@ header, hence the tag and CRC), by the `emit(type, flags, seq, buf, off, n)` cal
 the link gives: the payload is `buf[off:off + n]` (the ring's own buffer, passed whole:
 a slice would be a new view per frame). No slot is ever overwritten before its ACK: when the ring is full the
 caller must wait (cards wait in the flash log, commands are resent by the host).
+
+The last `REPLY_SLOTS` slots are for the REPLY to the first command of a newer host
+epoch (SPEC 4, "Outbox full"): a restarted daemon acknowledges nothing until the REPLY to
+its PING proves the shoe live (SPEC 3.4 item 6), so that REPLY must find a slot however
+full the outbox is. Cards, keys and deck status stop `REPLY_SLOTS + 1` short of full,
+FAULTs and the REPLYs to a host's later commands `REPLY_SLOTS` short, and a REPLY repeated
+for a resent command goes out again from its own slot (`resend`) rather than taking
+another (app/link.py). Two slots: the daemon before may have died unproven holding one.
 """
 
 import time
@@ -18,6 +26,8 @@ _SLOTS = const(16)
 # The largest shoe-to-host payload is HELLO's 51 bytes (CARD at most 35): slots need no more.
 _PAYLOAD_MAX = const(52)
 _FLAG_RESENT = const(1)
+# Slots only a REPLY to a new command may take (see above); shoe.py and link.py read it.
+REPLY_SLOTS = 2
 
 
 class Outbox:
@@ -99,12 +109,30 @@ class Outbox:
             seq += 1
         self._backoff = self.resend_ms
 
-    def service(self, now):
-        """Resend the oldest frame when its ACK is overdue, doubling the wait each time."""
-        if not self.count or time.ticks_diff(now, self._last_tx) < self._backoff:
+    def resend(self, seq):
+        """Retransmit the held frame `seq` now (RESENT set); False when it is not held
+        (acknowledged, or never sent)."""
+        if not self.acked < seq < self.next_seq:
             return False
         self.resent += 1
-        self._send(self._head, self.acked + 1, _FLAG_RESENT)
+        self._send((self._head + seq - self.acked - 1) % self.size, seq, _FLAG_RESENT)
+        return True
+
+    def service(self, now):
+        """Resend every held frame, oldest first, when the ACK is overdue, doubling the wait
+        each time (SPEC 4).
+
+        Every held frame, not only the oldest: when the oldest's ACK was lost, or the host's
+        RESEND_FROM after a gap, resending only the oldest gave one frame per timeout, each
+        half lost again on a noisy line, while the frames behind it waited (issue 11, defect
+        C: a journaled frame resent for seconds, about 1 card/s). Now the host takes the
+        frames behind it from the same resend, and its cumulative ACK covers the oldest too."""
+        if not self.count or time.ticks_diff(now, self._last_tx) < self._backoff:
+            return False
+        seq = self.acked + 1
+        for i in range(self.count):
+            self.resent += 1
+            self._send((self._head + i) % self.size, seq + i, _FLAG_RESENT)
         self._backoff = min(self._backoff * 2, self.resend_max_ms)
         return True
 

@@ -19,7 +19,7 @@ from micropython import const
 
 from app.mem import take
 from app.link import Link
-from app.outbox import Outbox
+from app.outbox import REPLY_SLOTS, Outbox
 from app.store import StorageError
 
 FW_VERSION = (0, 1, 0)
@@ -78,7 +78,10 @@ _REASON_END = const(3)
 _DECK_SIZE = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10] (as in deck and store)
 _UID_MAX = const(10)
-_RESERVE = const(2)  # outbox slots kept for REPLY and FAULT frames
+# Outbox slots cards, keys and deck status leave free: the REPLY slots, and one for FAULTs
+# (app/outbox.py). Before, FAULTs and repeated REPLYs could fill the REPLY slots, and a
+# daemon proving the shoe live (SPEC 3.4 item 6) found none for the REPLY to its PING.
+_RESERVE = const(3)
 _KEYS = const(8)
 _LOW_MEM = const(4096)
 _MEM_CHECK_MS = const(1000)
@@ -273,7 +276,7 @@ class Shoe:
         ob = self.outbox
         d = self.deck
         st = self.store
-        while self.fault_dirty and ob.free() > 0:
+        while self.fault_dirty and ob.free() > REPLY_SLOTS:
             code = 1
             while not self.fault_dirty & (1 << code):
                 code += 1
@@ -300,7 +303,7 @@ class Shoe:
                 break
         if self.next_frame <= st.logged:
             self.raise_fault(_F_OUTBOX_FULL)
-        elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > 0:
+        elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > REPLY_SLOTS:
             self.clear_transient(_F_OUTBOX_FULL)
             if self.fault_dirty:
                 self.pump()
@@ -375,6 +378,15 @@ class Shoe:
             ob.push(_T_HEARTBEAT, self.payload, 7)
 
     # -- host commands (called by Link) -----------------------------------
+    def ready(self, mtype):
+        """False when command `mtype` must wait (Link does not take it; the host resends it).
+
+        A NEW_SHOE while cards of the loaded session still wait to be framed (re-sent for
+        CARDS_FROM after a reboot, or behind a full outbox) would cut them off; it waits
+        until they are out (SPEC 5, NEW_SHOE). Refusing it instead left the host with a
+        REFUSED it took for final: the new shoe never loaded (issue 11)."""
+        return not (mtype == _T_NEW_SHOE and self.next_frame <= self.store.logged)
+
     def command(self, mtype, p, n):
         if mtype == _T_NEW_SHOE:
             return self._new_shoe(p, n)

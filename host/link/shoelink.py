@@ -22,7 +22,12 @@ frame that comes out is either
   above in (boot, seq) order (so those of older boots, and those the shoe no longer
   holds, are `replay`), and the shoe is trusted for the run;
 - **rejected** for one of the SPEC 3.1 reasons (bad CRC, bad tag, unknown shoe, ...):
-  handed to the sink to be counted and journaled, never acted on. An authenticated frame
+  handed to the sink to be counted and journaled, never acted on. A frame hit by line
+  noise (no readable header) is most often a shoe's resend of a frame already journaled
+  whose ACK was lost on the same noisy line: every proven shoe on the port is acknowledged
+  again (at most once per half resend period), so the shoe stops resending it. (Before,
+  only an intact duplicate earned a fresh ACK: on a line where half the resends and a
+  third of the ACKs are hit, a journaled frame was resent for seconds; issue 11, defect C.) An authenticated frame
   of an unknown type (or with a bad payload) that is next in sequence still moves the
   window and is acknowledged (SPEC 7), so the shoe does not resend it for ever.
 
@@ -176,6 +181,7 @@ class ShoeLink:
         self._lock = threading.RLock()
         self._commands: deque[Command] = deque()
         self._last_resend_from: dict[int, tuple[tuple[int, int], float]] = {}
+        self._noise_ack_at = 0.0
         self._stop = threading.Event()
         self._timer = threading.Thread(target=self._tick, name="link-commands", daemon=True)
         self.transport = SerialTransport(url, self._on_bytes, self._on_state)
@@ -457,6 +463,8 @@ class ShoeLink:
 
     def _on_rejection(self, rejection: Rejection, ack: dict[int, bool]) -> None:
         header = rejection.header
+        if header is None:
+            self._ack_on_noise(ack)
         if rejection.reason is Reason.REPLAY and header is not None:
             # At or below the window: a resend of a journaled frame (answered with a fresh
             # ACK so the shoe stops), or a frame of an earlier boot (a replay attack or a
@@ -487,6 +495,20 @@ class ShoeLink:
             if window.is_new(header.boot, header.seq):
                 self._gap(header.shoe, header.boot, window, rejection.raw, None)
         self._reject(rejection, "")
+
+    def _ack_on_noise(self, ack: dict[int, bool]) -> None:
+        """Line noise in place of a frame: acknowledge every proven shoe again (SPEC 4).
+
+        The noise names no shoe; an ACK is idempotent and names the shoe's boot, and
+        only a shoe this run has proven live (SPEC 3.4 item 6) is acknowledged, at its
+        journal window, as for a duplicate. At most once per half resend period: a line
+        of pure garbage costs one small frame per shoe that often, not one per burst."""
+        now = time.monotonic()
+        if now - self._noise_ack_at < self.resend_s / 2:
+            return
+        self._noise_ack_at = now
+        for shoe in self.trusted:
+            ack[shoe] = True
 
     def _reject(self, rejection: Rejection, note: str) -> None:
         key = rejection.reason.value if not note else f"{rejection.reason.value}:{note}"

@@ -25,12 +25,14 @@ try:
 except OverflowError:
     print('FULL')
 print('SEQS', [s[2] for s in sent])
-# no ACK: the oldest is resent after 300, then 600, then 1000 (capped), with RESENT set
+# no ACK: every held frame is resent, oldest first, after 300, then 600, then 1000
+# (capped), with RESENT set
 marks = []
 for t in range(0, 3000, 50):
     now[0] = t
+    before = len(sent)
     if ob.service(now[0]):
-        marks.append((t, sent[-1][1], sent[-1][2]))
+        marks.append((t, [(s[1], s[2]) for s in sent[before:]]))
 print('RESENDS', marks)
 print('ACK', ob.ack(2), ob.free(), ob.acked)
 print('OLDACK', ob.ack(1), ob.ack(9), ob.free())
@@ -42,7 +44,9 @@ print('NEXT', sent[-1][2], ob.holds(2), ob.holds(7))
 """)
     assert "FREE 0" in out and "FULL" in out
     assert "SEQS [1, 2, 3, 4]" in out
-    assert "RESENDS [(300, 1, 1), (900, 1, 1), (1900, 1, 1), (2900, 1, 1)]" in out  # 300, 600, then capped at 1000
+    # SPEC 4: after 300, 600, then capped at 1000, every held frame (1-4) with RESENT set.
+    held = [(1, 1), (1, 2), (1, 3), (1, 4)]
+    assert f"RESENDS {[(300, held), (900, held), (1900, held), (2900, held)]}" in out, out
     assert "ACK 2 2 2" in out
     assert "OLDACK 0 0 2" in out
     assert "FROM [(1, 3, b'\\x02'), (1, 4, b'\\x03')]" in out
@@ -469,7 +473,7 @@ def test_a_card_pushed_out_of_ram_unframed_goes_out_as_unread(mpy, wire) -> None
     from cardshoe import protocol as P
 
     out = mpy(REFUSING_SHOE + """
-for c in range(14):                 # no ACKs: fourteen cards fill the outbox (two slots reserved)
+for c in range(14):                 # no ACKs: thirteen cards fill the outbox (three slots reserved), one waits in the log
     board.barcode(T.barcode_of(0xABCD, c)); board.exit()
     T.spin(shoe, 2)
 bd.refuse = True
@@ -481,7 +485,7 @@ for _ in range(10):
     ack(); T.spin(shoe, 2)
 print('FRAMED', shoe.next_frame)
 """, heapsize="64k")
-    assert "HELD 20 14 15" in out, out
+    assert "HELD 20 14 14" in out, out
     assert "FRAMED 21" in out, out
     msgs = _frames(wire, out)
     dealt = [m for m in msgs if isinstance(m, (P.Card, P.Unread)) and m.index > 14]

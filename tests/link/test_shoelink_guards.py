@@ -167,6 +167,25 @@ def test_a_duplicate_after_the_last_frame_is_acknowledged_at_once(linked: tuple[
     assert sink.journaled.count((BOOT, 3)) == 1  # journaled once, never twice
 
 
+def test_a_resend_hit_by_line_noise_is_acknowledged_again(linked: tuple[ShoeLink, WireShoe, Sink]) -> None:
+    """SPEC 4 (issue 11, defect C): the ACK of the shoe's last frame is lost, and so is the
+    resend of that frame, hit by noise on the way (`bad_crc`, no readable header). The shoe
+    cannot stop resending until an ACK arrives: noise from the shoe's line earns its proven
+    shoe a fresh ACK of what is journaled. Kills: only an intact duplicate acknowledged."""
+    link, shoe, sink = linked
+    shoe.send(beat(3), 3)
+    shoe.until("ACK 3", lambda: P.Ack(boot=BOOT, seq=3) in shoe.of(P.Ack))
+    shoe.got.clear()
+    shoe.pump(0.2)  # past the half resend period since the last noise ACK (none yet)
+    wire = bytearray(P.encode_frame(beat(3), key=KEY, shoe=SERIAL, boot=BOOT, seq=3, flags=P.FLAG_RESENT))
+    wire[20] ^= 0x04  # one bit flipped inside the frame: bad_crc (or an earlier framing check)
+    assert 0 not in wire[1:-1]
+    shoe.pty.write(bytes(wire))
+    shoe.until("a fresh ACK", lambda: bool(shoe.of(P.Ack)), timeout=10)
+    assert shoe.of(P.Ack) == [P.Ack(boot=BOOT, seq=3)]
+    assert sink.journaled.count((BOOT, 3)) == 1
+
+
 def test_a_frame_the_journal_refused_is_not_acknowledged_and_its_resend_is_taken(
         linked: tuple[ShoeLink, WireShoe, Sink]) -> None:
     """The link's contract (module docstring; SPEC 4 "ACK ... durable in the host's journal"):
