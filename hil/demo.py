@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cardshoe.cards import card_text
+from cardshoe.cards import parse_card
 from cardshoe.hil.bench import Bench, BenchError, TableSpec
 from cardshoe.hil.table import ApiError, BenchTimeout
 from cardshoe.hil.workdir import WorkdirRefused, fresh_workdir
@@ -54,8 +54,9 @@ def _say(text: str = "") -> None:
     print(text, flush=True)
 
 
-def _cards(codes: Any) -> str:
-    return " ".join(card_text(int(c)) for c in codes)
+def _cards(cards: Any) -> str:
+    # The API sends cards as text ("As"); null for a card it does not show.
+    return " ".join(str(c) if c is not None else "??" for c in cards)
 
 
 def main(argv: list[str]) -> int:
@@ -119,18 +120,18 @@ def _run(bench: Bench, game: str, seed: int, started: float) -> int:
     for ev in api.events(after, "card_placed"):
         place = ev.data["place"]
         where = f"seat {place['seat']}" if place["kind"] == "seat" else place["kind"]
-        _say(f"   shoe card {ev.data['index']:>2}: {card_text(ev.data['card'])} -> {where} card {place['number']}")
+        _say(f"   shoe card {ev.data['index']:>2}: {ev.data['card']} -> {where} card {place['number']}")
 
     snap = api.round(rid)
     dealer = snap["hands"].get("dealer", [])
     for seat in snap["procedure"]["seats"]:
-        hand = snap["hands"][f"seat {seat}"]
+        held = [parse_card(c) for c in snap["hands"][f"seat {seat}"]]
         # A common basic strategy: play Q-6-4 or better (the bench's choice, not a rule).
-        choice = "play" if evaluate3(hand).strength >= evaluate3(_Q64).strength else "fold"
+        choice = "play" if evaluate3(held).strength >= evaluate3(_Q64).strength else "fold"
         api.request("POST", f"/rounds/{rid}/decisions", {"seat": seat, "choice": choice})
     done = api.request("POST", f"/rounds/{rid}/settle", {})
     snap = api.round(rid)
-    settlement = done["settlement"]["settlement"]
+    settlement = done["settlement"]
 
     _say("\n== Hands by seat (from the daemon)")
     for label, cards in snap["hands"].items():

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cardshoe.cards import card_text
+from cardshoe.cards import card_text, parse_card
 
 # The games and the wagers that make a "playing position containing a wager" (3.7/3.8): the
 # base wagers of rule 3.4 of each document. A progressive alone is not one (TCP 5.12.2;
@@ -229,8 +229,10 @@ def api_cards(snapshot: dict[str, Any]) -> list[tuple[int, int | None, dict[str,
     places = snapshot.get("placements") or {}
     out = []
     for key in sorted(cards, key=int):
-        code = cards[key].get("code") if isinstance(cards[key], dict) else cards[key]
-        out.append((int(key), None if code is None else int(code), dict(places.get(key) or {"kind": "not_due"})))
+        # The API sends each card as text ("As"); the journal's codes are compared as codes.
+        text = cards[key].get("card") if isinstance(cards[key], dict) else cards[key]
+        code = parse_card(text) if isinstance(text, str) else None
+        out.append((int(key), code, dict(places.get(key) or {"kind": "not_due"})))
     return out
 
 

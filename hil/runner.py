@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from cardshoe.cards import card_text
+from cardshoe.cards import card_text, parse_card
 from cardshoe.hil.bench import FOREIGN_DECK, Bench, TableSpec
 from cardshoe.hil.ledger import Dealt, LedgerError, RoundLedger, compare
 from cardshoe.hil.relay import LineFaults
@@ -171,7 +171,7 @@ def play_round(bench: Bench, spec: RoundSpec, log: Log) -> RoundOutcome:
         body = {} if spec.jackpot_pool is None else {"jackpot_pool": spec.jackpot_pool}
         done = _try(out, api.request, "POST", f"/rounds/{rid}/settle", body)
         if done is not None and "settlement" in done:
-            out.settlement = done["settlement"].get("settlement")
+            out.settlement = done["settlement"]
     out.snapshot = api.round(rid)
     if spec.settle:
         exported = api.export(rid)
@@ -262,9 +262,12 @@ def check_round(spec: RoundSpec, out: RoundOutcome, table: TableSpec | None = No
         if got is None:
             continue
         want = None if kind == "unread" else code
-        if got.get("code") != want:
+        # The API shows each card as text ("As"); null when unread or of no deck.
+        shown = got.get("card")
+        got_code = parse_card(shown) if isinstance(shown, str) else None
+        if got_code != want:
             problems.append(f"shoe index {index}: the bench dealt {_txt(want)} ({kind}), the daemon has "
-                            f"{_txt(got.get('code'))}")
+                            f"{_txt(got_code)}")
     # The daemon's settlement is `cardshoe settle` of the round it exports.
     if spec.settle:
         if out.settlement is None:
@@ -273,7 +276,7 @@ def check_round(spec: RoundSpec, out: RoundOutcome, table: TableSpec | None = No
             problems.append("the daemon's settlement differs from `cardshoe settle` of its exported round")
     exp = spec.expect
     if exp.hands is not None:
-        hands = snap.get("hands", {})
+        hands = {label: _shown(cards) for label, cards in (snap.get("hands") or {}).items()}
         for label, want_cards in exp.hands.items():
             got_cards = tuple(hands.get(label, ()))
             if got_cards != want_cards:
@@ -296,10 +299,10 @@ def check_round(spec: RoundSpec, out: RoundOutcome, table: TableSpec | None = No
         late = sorted(set(out.after_settle) & {int(k) for k in (out.snapshot_later.get("cards") or {})})
         if late:
             problems.append(f"shoe indices {late}, dealt after the settlement, are in the settled round")
-    if exp.burns is not None and tuple(snap.get("burns", ())) != exp.burns:
-        problems.append(f"burns: expected {_cards(exp.burns)}, got {_cards(snap.get('burns', ()))}")
-    if exp.security is not None and tuple(snap.get("security", ())) != exp.security:
-        problems.append(f"security: expected {_cards(exp.security)}, got {_cards(snap.get('security', ()))}")
+    if exp.burns is not None and _shown(snap.get("burns", ())) != exp.burns:
+        problems.append(f"burns: expected {_cards(exp.burns)}, got {_cards(_shown(snap.get('burns', ())))}")
+    if exp.security is not None and _shown(snap.get("security", ())) != exp.security:
+        problems.append(f"security: expected {_cards(exp.security)}, got {_cards(_shown(snap.get('security', ())))}")
     if exp.void is not None:
         void = snap.get("void")
         if exp.void is False and void is not None:
@@ -411,7 +414,13 @@ def _txt(code: Any) -> str:
 
 
 def _cards(codes: Any) -> str:
-    return " ".join(card_text(int(c)) for c in codes) or "-"
+    return " ".join("??" if c is None else card_text(int(c)) for c in codes) or "-"
+
+
+def _shown(cards: Any) -> tuple[int | None, ...]:
+    """Cards as the API shows them (text, "As"; null when not shown) as codes, to compare
+    with the scenario's expectations."""
+    return tuple(parse_card(c) if isinstance(c, str) else None for c in cards or ())
 
 
 @dataclass

@@ -311,8 +311,6 @@ def soak(workdir: Path, *, game: str, cards: int, line: LineFaults, seed: int, p
             if time.monotonic() - last_progress >= progress_every:
                 last_progress = time.monotonic()
                 log(progress_line(totals, bench, time.monotonic() - started))
-        where = "collecting the link counters"
-        _collect_link(bench, totals)
     except KeyboardInterrupt:
         totals.stopped = f"interrupted in {where}, after {totals.cards_dealt} cards"
     except Exception as exc:  # noqa: BLE001 - a soak that cannot go on still reports what it saw
@@ -322,6 +320,11 @@ def soak(workdir: Path, *, game: str, cards: int, line: LineFaults, seed: int, p
             diag = f"(no diagnosis: {dexc})"
         totals.stopped = f"{where}, after {totals.cards_dealt} cards: {type(exc).__name__}: {exc} [{diag}]"
     finally:
+        try:
+            # Also when the run stopped early: the running daemon's counters are in no other total.
+            _collect_link(bench, totals)
+        except Exception as exc:  # noqa: BLE001 - the totals are printed whatever this does
+            totals.problems.append(f"collecting the link counters: {type(exc).__name__}: {exc}")
         _final_counts(bench, totals)
         try:
             bench.close()
@@ -605,7 +608,7 @@ def _settle(table: _Table, ledger: RoundLedger) -> dict[str, Any] | None:
         ledger.supervisor_void = "6.1"
         table.totals.rounds_voided_by_supervisor += 1
         done = api.request("POST", f"/rounds/{rid}/settle", {})
-    result: dict[str, Any] | None = (done.get("settlement") or {}).get("settlement")
+    result: dict[str, Any] | None = done.get("settlement")
     return result
 
 

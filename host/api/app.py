@@ -17,13 +17,14 @@ import json
 from dataclasses import replace
 from typing import Annotated, Any, AsyncIterator, Callable, Iterable, Literal, Mapping
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
+from fastapi import Body, Depends, FastAPI, Header, HTTPException, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cardshoe import rounds
-from cardshoe.cards import CardError, parse_card
+from cardshoe.cards import parse_card
 from cardshoe.daemon.bus import Published, sse_format, streamable
 from cardshoe.daemon.control import Done, Refused, TableControl
 from cardshoe.daemon.daemon import Daemon
@@ -32,136 +33,84 @@ from cardshoe.journal import JournalReader
 from cardshoe.journal.store import canonical_json
 from cardshoe.protocol.messages import ManifestEntry
 
+from . import models as m
 from .auth import Guard, Principal
+from .cardtext import CARD_EVENTS, event_text, round_text, settlement_of
 from .limits import BodyLimits
 from .page import mount_page
 from .pitview import hand_classes, hidden_texts_of, public_of, scrub
 
-# -- request bodies -------------------------------------------------------------------
-_STRICT = ConfigDict(extra="forbid", strict=True)
-
-
-class WagerIn(BaseModel):
-    model_config = _STRICT
-    seat: int = Field(ge=1, le=7, description="playing position, 1..7 from the dealer's left")
-    wager: str = Field(max_length=40,
-                       description="wager name: ante, play, pair_plus, six_card_bonus, progressive, bet, one, two, dollar")
-    amount: int = Field(ge=0, description="minor units; 0 withdraws (change only)")
-
-
-class AmountIn(BaseModel):
-    model_config = _STRICT
-    amount: int = Field(ge=0, description="minor units; 0 withdraws")
-
-
-class ProgressiveIn(BaseModel):
-    model_config = _STRICT
-    magic_card: str | None = Field(None, max_length=8, description='Let It Ride Magic Card, e.g. "As"')
-    lucky_seat: int | None = Field(None, ge=1, le=7)
-    draw: bool = Field(False, description="draw both with a cryptographic source (when configured)")
-
-
-class DecisionIn(BaseModel):
-    model_config = _STRICT
-    seat: int = Field(ge=1, le=7)
-    choice: str = Field(max_length=40,
-                        description="play, fold, bet, pull_1, ride_1, pull_2, ride_2, decline_comparison")
-
-
-class SeatIn(BaseModel):
-    model_config = _STRICT
-    seat: int = Field(ge=1, le=7)
-
-
-class PlaceIn(BaseModel):
-    model_config = _STRICT
-    kind: Literal["seat", "dealer", "community", "burn", "security", "discard"]
-    seat: int = Field(0, ge=0, le=7)
-    number: int = Field(ge=1)
-
-
-class ExposureIn(BaseModel):
-    model_config = _STRICT
-    place: PlaceIn | None = None
-    shoe_index: int | None = Field(None, ge=1)
-
-
-class PositionIn(BaseModel):
-    model_config = _STRICT
-    kind: Literal["seat", "dealer", "community", "discard"]
-    seat: int = Field(0, ge=0, le=7)
-
-
-class CountIn(BaseModel):
-    model_config = _STRICT
-    flag: int = Field(ge=1)
-    position: PositionIn
-    count: int = Field(ge=0, le=60)
-    reporter: str = Field(min_length=1, max_length=80)
-
-
-class ConfirmIn(BaseModel):
-    model_config = _STRICT
-    flag: int = Field(ge=1)
-    confirmed: bool
-    supervisor: str = Field(min_length=1, max_length=80)
-    # Which of a proposed placement's candidates (1-based) the supervisor confirms; required
-    # when the flag offers more than one (a manual-device slip, 5.7/5.2).
-    candidate: int | None = Field(default=None, ge=1)
-
-
-class VoidIn(BaseModel):
-    model_config = _STRICT
-    rule: str = Field(min_length=1, max_length=20)
-    reason: str = Field(min_length=1, max_length=200)
-    by: str = Field(min_length=1, max_length=80)
-
-
-class SettleIn(BaseModel):
-    model_config = _STRICT
-    jackpot_pool: int | None = Field(None, ge=0, description="minor units; default: the pool last set")
-
-
-class ManifestCardIn(BaseModel):
-    model_config = _STRICT
-    card: str = Field(max_length=8, description='card text, e.g. "Td"')
-    uid: str = Field(pattern=r"^([0-9a-fA-F]{8}|[0-9a-fA-F]{14}|[0-9a-fA-F]{20})$", description="tag UID, hex")
-
-
-class LoadShoeIn(BaseModel):
-    model_config = _STRICT
-    deck_id: int = Field(ge=0, le=0xFFFFFFFF)
-    shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF, description="shoe serial; default the shoe on the link")
-    manifest: list[ManifestCardIn] | None = Field(None, max_length=52, description="RFID decks: 52 cards and UIDs; omit for barcode decks")
-
-
-class ClearIn(BaseModel):
-    model_config = _STRICT
-    integrity_mask: int = Field(ge=0, le=0xFFFF)
-    fault_mask: int = Field(ge=0, le=0xFFFF)
-    shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF)
-
-
-class MaintenanceIn(BaseModel):
-    model_config = _STRICT
-    supervisor: str = Field(min_length=1, max_length=80)
-    reason: str = Field(min_length=1, max_length=200)
-    shoe: int | None = Field(None, ge=0, le=0xFFFFFFFF, description="shoe serial; default the shoe on the link")
-
-
 # Path parameters are bounded too: a refused request's round id and wager name are journaled.
-RoundId = Annotated[str, Path(max_length=64)]
-WagerName = Annotated[str, Path(max_length=40)]
+RoundId = Annotated[str, Path(min_length=1, max_length=64, description='the round, e.g. "T07-000001"',
+                              examples=["T1-000001"])]
+SeatPath = Annotated[int, Path(ge=1, le=7, description="playing position, 1..7 from the dealer's left")]
+WagerPath = Annotated[m.Wager, Path(description="the wager")]
+
+_STATUS_TEXT = {
+    401: "no token, or not a token of this table (field `Authorization`)",
+    403: "the token lacks the role (`Forbidden`, field `role`), or a cross-site write from a browser "
+         "(`CrossSite`)",
+    404: "no such round (field `round_id`) or flag (field `flag`)",
+    409: "well-formed, but the table refuses it now: the round's state, the game's or the table's rules "
+         "or settings; `error` names the refusal and `rule` the rule",
+    413: "the body is over 64 KiB (field `body`)",
+    422: "the request does not match this description: `ValidationError` (with `errors`) or "
+         "`JSONInputError` (a duplicate key, NaN, a number or string over the limits)",
+    500: "accepted and journaled, but the daemon could not finish it (`rule` 6.1): refer to the shift manager",
+    503: "the journal has failed (`ServiceFailed`) or the daemon is not started (`NotReady`)",
+}
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI `responses` of an endpoint's error answers, all in the form `ErrorBody`."""
+    return {code: {"model": m.ErrorBody, "description": _STATUS_TEXT[code]} for code in codes}
+
+
+#: The error answers by kind of endpoint. Every endpoint may answer 422 (a query parameter it
+#: does not take) and every write 413 (the body limits come before the endpoint).
+_READ = (401, 403, 422, 503)
+_READ_ROUND = (401, 403, 404, 422, 503)
+_WRITE = (401, 403, 409, 413, 422, 500, 503)
+_WRITE_ROUND = (401, 403, 404, 409, 413, 422, 500, 503)
+
+
+class EventStream(StreamingResponse):
+    """The server-sent event stream's response (declared `text/event-stream`)."""
+
+    media_type = "text/event-stream"
 
 
 _BEARER = HTTPBearer(auto_error=False, description="the table's token")
 
 
 def _done(done: Done) -> dict[str, Any]:
-    out: dict[str, Any] = {"round_id": done.round_id, "events": done.events}
+    """An accepted input's answer: events and settlement with cards as text, the settlement itself
+    (not its journal entry) at `settlement`."""
+    out: dict[str, Any] = {"round_id": done.round_id, "events": [event_text(e) for e in done.events]}
     if done.settlement is not None:
-        out["settlement"] = done.settlement
+        out["settlement"] = settlement_of(done.settlement)
     return out
+
+
+#: The error type of Starlette's own answers (an unknown path, a method the path lacks).
+_HTTP_ERROR = {404: "NotFound", 405: "MethodNotAllowed"}
+
+
+def _query_params(dependant: Any) -> list[Any]:
+    """Every query parameter an endpoint takes, its dependencies' included."""
+    out = list(dependant.query_params)
+    for sub in dependant.dependencies:
+        out += _query_params(sub)
+    return out
+
+
+def _field_of(loc: Iterable[Any]) -> str:
+    """The field a schema error is about: its location without `body`/`query`/`path`/`header`."""
+    # A union body's errors name the member model ("ProgressiveGivenIn"): not a field.
+    parts = [str(p) for p in loc if not str(p)[:1].isupper()]
+    if len(parts) > 1 and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    return ".".join(parts) or "body"
 
 
 def _journal_refusal(daemon: Daemon, body: Mapping[str, object]) -> None:
@@ -187,6 +136,20 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         description="The table controller's interface to the cardshoe daemon: rounds, wagers, decisions, "
                     "irregularities, settlement, and the event stream. Every call needs the table's bearer token.",
     )
+    def no_unknown_query(request: Request) -> None:
+        # A query parameter the endpoint does not take is refused, not ignored: `?veiw=pit`
+        # would otherwise quietly show what the caller did not ask for.
+        route = request.scope.get("route")
+        dependant = getattr(route, "dependant", None)
+        if dependant is None or not request.query_params:
+            return
+        known = {p.alias for p in _query_params(dependant)}
+        for name in request.query_params:
+            if name not in known:
+                raise Refused(422, name[:40], f"unknown query parameter (this endpoint takes: "
+                              f"{', '.join(sorted(known)) or 'none'})", "ValidationError")
+
+    app.router.dependencies.append(Depends(no_unknown_query))
     guard = Guard.from_tokens(token, role_tokens, journal_refusal=lambda body: _journal_refusal(daemon, body))
 
     def need(role: str | None, *, face_down: bool = False) -> Callable[..., Principal]:
@@ -241,6 +204,15 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         body = scrub(json.loads(item.body), public, hidden_texts=hidden_texts_of(snapshot, public))
         return replace(item, body=canonical_json(body))
 
+    def shown(item: Published, pit: bool) -> Published:
+        """The event as this reader sees it: face-down cards left out (pit), cards as text.
+        Only events that carry cards are re-encoded; the rest go out as journaled."""
+        if pit:
+            item = pit_event(item)
+        if item.type not in CARD_EVENTS:
+            return item
+        return replace(item, body=canonical_json(event_text(json.loads(item.body))))
+
     # Body size and strict JSON (duplicate keys, NaN, Infinity, 1e999, lengths) before FastAPI
     # reads a body: a 413 or 422 naming the field, never a 500 (docs/api.md, "Limits").
     app.add_middleware(BodyLimits, token=token, authorised=guard.authorised_headers)
@@ -260,23 +232,42 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         return JSONResponse({"detail": {"field": "journal", "message": str(exc), "error": "ServiceFailed"}},
                             status_code=503)
 
-    @app.get("/status", dependencies=reader, tags=["table"])
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # One error form for every answer (ErrorBody), FastAPI's list kept in `errors`.
+        errors = [{"loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
+                   "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))} for e in exc.errors()]
+        first = errors[0] if errors else {"loc": ["body"], "msg": "invalid request", "type": ""}
+        return JSONResponse({"detail": {"field": _field_of(first["loc"]), "message": str(first["msg"]),
+                                        "error": "ValidationError", "errors": errors}}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail: Any = exc.detail
+        if not isinstance(detail, dict):  # Starlette's own 404/405: a string
+            detail = {"field": "path", "message": str(detail), "error": _HTTP_ERROR.get(exc.status_code, "HTTPError")}
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.get("/status", dependencies=reader, tags=["table"], response_model=m.Status, responses=_errors(*_READ))
     def status() -> dict[str, Any]:
         """The daemon: link state, counters (rejected frames by reason), round in play."""
         result: dict[str, Any] = daemon.status()
         return result
 
-    @app.post("/rounds", dependencies=controller, tags=["round"], status_code=201)
+    @app.post("/rounds", dependencies=controller, tags=["round"], status_code=201, response_model=m.Opened,
+              responses=_errors(401, 403, 409, 413, 422, 500, 503))
     def open_round() -> dict[str, Any]:
-        """Open the next round ("Place your bets, please")."""
+        """Open the next round ("Place your bets, please"). 409 while a round is still in play."""
         return _done(control().open_round())
 
-    @app.get("/rounds", tags=["round"])
-    def list_rounds(limit: int = 200, who: Principal = read_dep) -> dict[str, Any]:
+    @app.get("/rounds", tags=["round"], response_model=m.RoundList, responses=_errors(401, 403, 422, 503))
+    def list_rounds(limit: int = Query(200, ge=1, le=1000, description="at most this many, newest first"),
+                    who: Principal = read_dep) -> dict[str, Any]:
         """The rounds in memory, newest first (at most `limit`): id, status, void."""
-        return {"rounds": control().round_list(max(1, min(limit, 1000)))}
+        return {"rounds": control().round_list(limit)}
 
-    @app.get("/rounds/{round_id}", tags=["round"])
+    @app.get("/rounds/{round_id}", tags=["round"], response_model=m.Round,
+            response_model_exclude_unset=True, responses=_errors(*_READ_ROUND))
     def get_round(round_id: RoundId, who: Principal = read_dep,
                   view: Literal["pit", "all"] | None = view_q,
                   classes: bool = Query(False, description="add `hand_classes`: each complete hand's class "
@@ -284,22 +275,24 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
                   ) -> dict[str, Any]:
         """The round's state: wagers, cards by place, hands, flags, decisions, settlement.
 
-        The pit view (a supervisor's token or session, or `?view=pit`) leaves out the value
-        of every card still face down (docs/api.md, "Roles")."""
+        Cards are text ("As"). The pit view (a supervisor's token or session, or `?view=pit`)
+        leaves out the value of every card still face down: `null` (docs/api.md, "Roles")."""
         snapshot: dict[str, Any] = control().round_snapshot(round_id)
         if _pit(who, view):
             snapshot = pit_round(snapshot)
         if classes:
             snapshot["hand_classes"] = hand_classes(snapshot)
-        return snapshot
+        return round_text(snapshot)
 
-    @app.get("/rounds/{round_id}/export", dependencies=sees_all, tags=["round"])
+    @app.get("/rounds/{round_id}/export", dependencies=sees_all, tags=["round"],
+             responses=_errors(401, 403, 404, 409, 422, 503))
     def export_round(round_id: RoundId) -> dict[str, Any]:
-        """The round in the round-file format of `cardshoe settle` (docs/round-format.md)."""
+        """The round in the round-file format of `cardshoe settle` (docs/round-format.md).
+        409 while an irregularity waits for a person."""
         exported: dict[str, Any] = control().round_export(round_id)
         return exported
 
-    @app.get("/rounds/{round_id}/evidence", tags=["round"])
+    @app.get("/rounds/{round_id}/evidence", tags=["round"], responses=_errors(401, 403, 404, 409, 422, 500, 503))
     def round_evidence(round_id: RoundId, request: Request, who: Principal = read_dep) -> dict[str, Any]:
         """The round's evidence file, signed by the table (docs/api.md, "Evidence"): for the
         supervisor and surveillance; made on request and journaled (`evidence_exported`)."""
@@ -320,7 +313,7 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
                                              "roles": sorted(who.roles), "via": who.via})
         return doc
 
-    @app.get("/evidence/public-key", dependencies=reader, tags=["table"])
+    @app.get("/evidence/public-key", dependencies=reader, tags=["table"], responses=_errors(401, 403, 422, 500))
     def evidence_public_key() -> dict[str, Any]:
         """The table's Ed25519 public key, which its evidence files are signed with."""
         from cardshoe.keys import KeyStoreError
@@ -331,114 +324,114 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
             raise Refused(500, "evidence.key", str(exc), "KeyStoreError") from None
         return {"algorithm": "Ed25519", "public_key": key.hex(), "table": daemon.config.name}
 
-    @app.post("/rounds/{round_id}/wagers", dependencies=controller, tags=["round"])
-    def place_wager(round_id: RoundId, body: WagerIn) -> dict[str, Any]:
-        """Place a wager before "no more bets"."""
-        return _done(control().place_wager(round_id, body.seat, body.wager, body.amount))
+    @app.post("/rounds/{round_id}/wagers", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def place_wager(round_id: RoundId, body: m.WagerIn) -> dict[str, Any]:
+        """Place a wager before "no more bets" (after it: 409 `WagersClosedError`, rules 5.5-5.6)."""
+        return _done(control().place_wager(round_id, body.seat, body.wager.value, body.amount))
 
-    @app.put("/rounds/{round_id}/wagers/{seat}/{wager}", dependencies=controller, tags=["round"])
-    def change_wager(round_id: RoundId, seat: int, wager: WagerName, body: AmountIn) -> dict[str, Any]:
-        """Change (0 withdraws) a wager; refused after "no more bets" (rules 5.5-5.6)."""
-        return _done(control().change_wager(round_id, seat, wager, body.amount))
+    @app.put("/rounds/{round_id}/wagers/{seat}/{wager}", dependencies=controller, tags=["round"],
+             response_model=m.Done, response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def change_wager(round_id: RoundId, seat: SeatPath, wager: WagerPath, body: m.AmountIn) -> dict[str, Any]:
+        """Change (0 withdraws) a wager; refused after "no more bets" (409, rules 5.5-5.6)."""
+        return _done(control().change_wager(round_id, seat, wager.value, body.amount))
 
-    @app.post("/rounds/{round_id}/progressive", dependencies=controller, tags=["round"])
-    def progressive(round_id: RoundId, body: ProgressiveIn) -> dict[str, Any]:
-        """Let It Ride Magic Card and Lucky Player, given or drawn; journaled before the first card."""
+    @app.post("/rounds/{round_id}/progressive", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def progressive(round_id: RoundId,
+                    body: Annotated[m.ProgressiveGivenIn | m.ProgressiveDrawIn, Body()]) -> dict[str, Any]:
+        """Let It Ride Magic Card and Lucky Player, given (`{magic_card, lucky_seat}`) or drawn
+        (`{draw: true}`); journaled before the first card."""
         ctl = control()
-        if body.draw:
-            if body.magic_card is not None or body.lucky_seat is not None:
-                raise Refused(422, "draw", "either draw or give magic_card/lucky_seat, not both", "ValueError")
+        if isinstance(body, m.ProgressiveDrawIn):
             return _done(ctl.draw_progressive(round_id, daemon.config.seats))
-        magic = None
-        if body.magic_card is not None:
-            try:
-                magic = parse_card(body.magic_card)
-            except CardError as exc:
-                raise Refused(422, "magic_card", str(exc), "CardError") from None
+        magic = None if body.magic_card is None else parse_card(body.magic_card)  # the schema's pattern
         return _done(ctl.progressive_selection(round_id, magic, body.lucky_seat))
 
-    @app.post("/rounds/{round_id}/no-more-bets", dependencies=controller, tags=["round"])
+    @app.post("/rounds/{round_id}/no-more-bets", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def no_more_bets(round_id: RoundId) -> dict[str, Any]:
         """"No more bets": wagers close, the active seats fix the dealing procedure."""
         return _done(control().no_more_bets(round_id))
 
-    @app.post("/rounds/{round_id}/deal-complete", dependencies=controller, tags=["round"])
+    @app.post("/rounds/{round_id}/deal-complete", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
     def deal_complete(round_id: RoundId) -> dict[str, Any]:
         """The deal-complete count point from the table (instead of the shoe's key)."""
         return _done(control().deal_complete(round_id))
 
-    @app.post("/rounds/{round_id}/decisions", dependencies=controller, tags=["round"])
-    def decision(round_id: RoundId, body: DecisionIn) -> dict[str, Any]:
-        """A player's decision."""
-        return _done(control().decision(round_id, body.seat, body.choice))
+    @app.post("/rounds/{round_id}/decisions", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def decision(round_id: RoundId, body: m.DecisionIn) -> dict[str, Any]:
+        """A player's decision (409 `DecisionError` when the game or the seat's turn does not allow it)."""
+        return _done(control().decision(round_id, body.seat, body.choice.value))
 
-    @app.post("/rounds/{round_id}/absent", dependencies=controller, tags=["round"])
-    def absent(round_id: RoundId, body: SeatIn) -> dict[str, Any]:
+    @app.post("/rounds/{round_id}/absent", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def absent(round_id: RoundId, body: m.SeatIn) -> dict[str, Any]:
         """The player of a seat is absent for the decision (rule 5.11)."""
         return _done(control().player_absent(round_id, body.seat))
 
-    @app.post("/rounds/{round_id}/exposures", dependencies=controller, tags=["irregularities"])
-    def exposure(round_id: RoundId, body: ExposureIn) -> dict[str, Any]:
+    @app.post("/rounds/{round_id}/exposures", dependencies=controller, tags=["irregularities"],
+              response_model=m.Done, response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def exposure(round_id: RoundId, body: m.ExposureIn) -> dict[str, Any]:
         """An exposed card seen at the table (5.4: two or more in the deal void the round; one: 6.1)."""
         place = None
         if body.place is not None:
-            try:
-                place = rounds.Place(rounds.PlaceKind(body.place.kind), body.place.seat, body.place.number)
-            except ValueError as exc:
-                raise Refused(422, "place", str(exc), "ValueError") from None
+            place = rounds.Place(rounds.PlaceKind(body.place.kind), body.place.seat, body.place.number)
         return _done(control().exposure(round_id, place, body.shoe_index))
 
-    @app.post("/rounds/{round_id}/counts", dependencies=controller, tags=["irregularities"])
-    def count(round_id: RoundId, body: CountIn) -> dict[str, Any]:
+    @app.post("/rounds/{round_id}/counts", dependencies=controller, tags=["irregularities"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def count(round_id: RoundId, body: m.CountIn) -> dict[str, Any]:
         """A person's count of a position's cards for an open count flag (5.2, 5.3, 5.7)."""
-        try:
-            position = rounds.Position(rounds.PlaceKind(body.position.kind), body.position.seat)
-        except ValueError as exc:
-            raise Refused(422, "position", str(exc), "ValueError") from None
+        position = rounds.Position(rounds.PlaceKind(body.position.kind), body.position.seat)
         return _done(control().hand_count(round_id, body.flag, position, body.count, body.reporter))
 
-    @app.post("/rounds/{round_id}/confirmations", dependencies=supervisor, tags=["irregularities"])
-    def confirm(round_id: RoundId, body: ConfirmIn) -> dict[str, Any]:
+    @app.post("/rounds/{round_id}/confirmations", dependencies=supervisor, tags=["irregularities"],
+              response_model=m.Done, response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def confirm(round_id: RoundId, body: m.ConfirmIn) -> dict[str, Any]:
         """A supervisor confirms (or rejects) a proposed reconstruction or a referral."""
         return _done(control().confirm(round_id, body.flag, body.confirmed, body.supervisor, body.candidate))
 
-    @app.post("/rounds/{round_id}/void", dependencies=supervisor, tags=["irregularities"])
-    def void(round_id: RoundId, body: VoidIn) -> dict[str, Any]:
+    @app.post("/rounds/{round_id}/void", dependencies=supervisor, tags=["irregularities"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def void(round_id: RoundId, body: m.VoidIn) -> dict[str, Any]:
         """A supervisor voids the round, citing the rule."""
         return _done(control().void(round_id, body.rule, body.reason, body.by))
 
-    @app.post("/rounds/{round_id}/settle", dependencies=controller, tags=["round"])
-    def settle(round_id: RoundId, body: SettleIn | None = None) -> dict[str, Any]:
-        """Close the round and settle every wager; the settlement cites the rule of each payment."""
+    @app.post("/rounds/{round_id}/settle", dependencies=controller, tags=["round"], response_model=m.Done,
+              response_model_exclude_unset=True, responses=_errors(*_WRITE_ROUND))
+    def settle(round_id: RoundId, body: m.SettleIn | None = None) -> dict[str, Any]:
+        """Close the round and settle every wager; `settlement` cites the rule of each payment.
+        409 before every decision is in, while a flag waits for a person, or before the deal."""
         return _done(control().settle(round_id, None if body is None else body.jackpot_pool))
 
-    @app.put("/jackpot", dependencies=controller, tags=["table"])
-    def jackpot(body: AmountIn) -> dict[str, Any]:
+    @app.put("/jackpot", dependencies=controller, tags=["table"], response_model=m.Done,
+             response_model_exclude_unset=True, responses=_errors(*_WRITE))
+    def jackpot(body: m.AmountIn) -> dict[str, Any]:
         """The progressive pool as displayed (minor units), used by the next settlements."""
         return _done(control().set_jackpot_pool(body.amount))
 
-    @app.post("/shoe/load", dependencies=controller, tags=["shoe"], status_code=202)
-    def load_shoe(body: LoadShoeIn) -> dict[str, Any]:
+    @app.post("/shoe/load", dependencies=controller, tags=["shoe"], status_code=202, response_model=m.ShoeLoaded,
+              responses=_errors(*_WRITE))
+    def load_shoe(body: m.LoadShoeIn) -> dict[str, Any]:
         """Start a new shoe session on the shoe (NEW_SHOE; an RFID manifest is sent in parts)."""
         manifest = None
         if body.manifest is not None:
-            manifest = []
-            for i, item in enumerate(body.manifest):
-                try:
-                    manifest.append(ManifestEntry(parse_card(item.card), bytes.fromhex(item.uid)))
-                except CardError as exc:
-                    raise Refused(422, f"manifest[{i}].card", str(exc), "CardError") from None
-            if len(manifest) != 52 or len({m.code for m in manifest}) != 52 or len({m.uid for m in manifest}) != 52:
-                raise Refused(422, "manifest", "an RFID manifest lists 52 different cards with 52 different UIDs",
-                              "ValueError")
+            manifest = [ManifestEntry(parse_card(item.card), bytes.fromhex(item.uid)) for item in body.manifest]
+            if len({e.code for e in manifest}) != 52 or len({e.uid for e in manifest}) != 52:
+                raise Refused(409, "manifest", "an RFID manifest lists 52 different cards with 52 different UIDs",
+                              "ManifestError")
         try:
             shoe_no = daemon.load_shoe(body.deck_id, manifest, body.shoe)
         except LookupError as exc:
             raise Refused(409, "shoe", str(exc), "LookupError") from None
         return {"shoe_no": shoe_no}
 
-    @app.post("/shoe/clear", dependencies=supervisor, tags=["shoe"], status_code=202)
-    def clear(body: ClearIn) -> dict[str, Any]:
+    @app.post("/shoe/clear", dependencies=supervisor, tags=["shoe"], status_code=202, response_model=m.Sent,
+              responses=_errors(*_WRITE))
+    def clear(body: m.ClearIn) -> dict[str, Any]:
         """A supervisor clears integrity bits and faults on the shoe (CLEAR)."""
         try:
             daemon.clear(body.integrity_mask, body.fault_mask, body.shoe)
@@ -446,8 +439,9 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
             raise Refused(409, "shoe", str(exc), "LookupError") from None
         return {"sent": True}
 
-    @app.post("/shoe/maintenance", dependencies=supervisor, tags=["shoe"], status_code=202)
-    def maintenance(body: MaintenanceIn) -> dict[str, Any]:
+    @app.post("/shoe/maintenance", dependencies=supervisor, tags=["shoe"], status_code=202,
+              response_model=m.MaintenanceSent, responses=_errors(*_WRITE))
+    def maintenance(body: m.MaintenanceIn) -> dict[str, Any]:
         """A supervisor puts the shoe into maintenance (MAINTENANCE, journaled with who and
         why): it stops streaming and waits at the REPL for `cardshoe flash`."""
         try:
@@ -456,16 +450,27 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
             raise Refused(409, "shoe", str(exc), "LookupError") from None
         return {"sent": True, "shoe": serial, "seq": seq}
 
-    @app.get("/events", tags=["events"], response_class=StreamingResponse)
+    @app.get("/events", tags=["events"], response_class=EventStream, responses={
+        200: {"description": "server-sent events: `id:` the journal entry, `event:` its type, `data:` one line "
+                             "of JSON `{id, t_ns, kind, round_id, data}` (docs/api.md, \"The event stream\")",
+              "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+        # Its errors are JSON, not the stream's media type (FastAPI would file a `model` under it).
+        **{code: {"description": _STATUS_TEXT[code],
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
+           for code in (401, 403, 422)}})
     async def events(
         request: Request,
         who: Principal = read_dep,
         view: Literal["pit", "all"] | None = view_q,
-        last_event_id: Annotated[int | None, Header(alias="Last-Event-ID")] = None,
-        after: int | None = None,
-        limit: int | None = None,
+        last_event_id: Annotated[int | None, Header(alias="Last-Event-ID", ge=0, le=m.MAX_COUNTER * 1000,
+                                                    description="the last event id received")] = None,
+        after: int | None = Query(None, ge=-1, le=m.MAX_COUNTER * 1000,
+                                  description="start after this event id (as Last-Event-ID), from the journal; "
+                                              "0 or -1: from the first"),
+        limit: int | None = Query(None, ge=1, le=1_000_000, description="end the stream after this many events"),
     ) -> StreamingResponse:
-        """Server-sent events: cards as placed, hands complete, flags, settlements, link losses.
+        """Server-sent events: cards as placed (as text, "As"), hands complete, flags, settlements,
+        link losses.
 
         Reconnect with `Last-Event-ID` (or `?after=ID`) to get what was missed from the journal
         first. `?limit=N` ends the stream after N events (for scripts and tests)."""
@@ -488,7 +493,7 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
                             if not streamable(entry.kind, entry.data()):
                                 continue
                             item = Published.from_entry(entry)
-                            yield sse_format(pit_event(item) if pit else item)
+                            yield sse_format(shown(item, pit))
                             last = item.id
                             sent += 1
                             if limit is not None and sent >= limit:
@@ -515,14 +520,14 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
                     if item.id <= last:
                         continue  # already sent from the journal backlog
                     last = item.id
-                    yield sse_format(pit_event(item) if pit else item)
+                    yield sse_format(shown(item, pit))
                     sent += 1
                     if limit is not None and sent >= limit:
                         return
             finally:
                 sub.close()
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
+        return EventStream(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     return app

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -33,6 +33,24 @@ PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 class SessionIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     token: str = Field(min_length=1, max_length=200, description="a table token (sent in the body, never a URL)")
+
+
+class SessionOut(BaseModel):
+    """Whether this browser is signed in; with which roles and its CSRF token."""
+
+    signed_in: bool
+    roles: list[Literal["controller", "supervisor", "surveillance"]] | None = None
+    csrf: str | None = Field(None, description="send it as X-CSRF-Token with every write from the page")
+    expires_in: int | None = Field(None, description="seconds (sign-in only)")
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    from .models import ErrorBody
+
+    return {code: {"model": ErrorBody, "description": {401: "not a token of this table", 403: "a cross-site request",
+                                                       413: "the body is over 64 KiB",
+                                                       422: "the body does not match this description"}[code]}
+            for code in codes}
 
 
 def _swagger_dir() -> Path:
@@ -67,7 +85,8 @@ def mount_page(app: FastAPI, guard: Guard) -> None:
                                    # Swagger UI would ask validator.swagger.io to check the spec.
                                    swagger_ui_parameters={"validatorUrl": None})
 
-    @app.post("/session", tags=["session"])
+    @app.post("/session", tags=["session"], response_model=SessionOut, response_model_exclude_unset=True,
+              responses=_errors(401, 403, 413, 422))
     def sign_in(request: Request, body: SessionIn) -> Response:
         """Exchange a token for a session cookie (browsers: `EventSource` cannot send a
         bearer header). Answers the roles and the CSRF token for `X-CSRF-Token`."""
@@ -86,7 +105,8 @@ def mount_page(app: FastAPI, guard: Guard) -> None:
         out.headers["Cache-Control"] = "no-store"
         return out
 
-    @app.get("/session", tags=["session"])
+    @app.get("/session", tags=["session"], response_model=SessionOut, response_model_exclude_unset=True,
+             responses=_errors(422))
     def session(request: Request) -> dict[str, Any]:
         """Whether this browser is signed in, with which roles (and its CSRF token)."""
         who = guard.principal(request)
@@ -94,7 +114,8 @@ def mount_page(app: FastAPI, guard: Guard) -> None:
             return {"signed_in": False}
         return {"signed_in": True, "roles": sorted(who.roles), "csrf": who.csrf}
 
-    @app.delete("/session", tags=["session"])
+    @app.delete("/session", tags=["session"], response_model=SessionOut, response_model_exclude_unset=True,
+                responses=_errors(401, 403, 413, 422))
     def sign_out(request: Request) -> Response:
         """Sign out: the session cookie stops working."""
         guard.check(request, None)

@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, str] = {
     "firmware": "firmware peak heap over a full shoe and time per card, read to frame written",
     "poker": "hand evaluations per second beside an established evaluator",
     "daemon": "card-to-event latency over a pseudo-terminal with the journal on, CPU per card",
+    "floor": "1, 10, 100 tables into one PostgreSQL with a restart and a cut: ingest rate, pool-update latency",
     "shuffle": "the shuffle alarm: false alarms over 7-riffle decks, detection of 0, 1 and 2 riffles",
 }
 

@@ -14,21 +14,29 @@ named in the row (``x eval7``: above 1 means faster than eval7).
 * "call" rows time a Python ``for`` loop that unpacks each hand and calls the evaluator
   once per hand: loop and call overhead are included, as a caller pays them;
 * "batch" times one ``strengths5`` call per slice (how the par-sheet enumerations use it);
-* "Hand" rows time the public API (validation, class, cards in display order) against
-  the raw strength path on the same hands.
+* "Hand" rows time the public API (validation, strength, class, a Hand) against the raw
+  strength path on the same hands; a Hand works out its cards' display order (and for 6
+  or 7 cards which five) when ``cards`` is read, which the ".cards read" rows add.
 
-Figures are totals over ``--repeat`` passes. Nothing is asserted.
+Each slice is timed by this process's CPU time (``--clock cpu``, the default): on a machine
+shared with other work, a slice's wall time would also count whatever else ran on the core
+meanwhile, and a slice lasts about one scheduler time slice, so that noise fell on one
+evaluator or another at random (``--clock wall`` measures wall time). Figures are totals
+over ``--repeat`` passes, and the header prints the load average. Nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import time
 from typing import Any, Callable, Sequence
 
 from ..poker import best5, evaluate5, strength5, strength6, strength7, strengths5
+
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
 
 # A runner evaluates hands[lo:hi] of its own prepared form.
 Runner = Callable[[int, int], None]
@@ -63,8 +71,13 @@ def _batch(hands: list[tuple[int, ...]]) -> Runner:
     return run
 
 
-def _hand_api(hands: list[tuple[int, ...]], n: int) -> Runner:
+def _hand_api(hands: list[tuple[int, ...]], n: int, read_cards: bool = False) -> Runner:
     f = evaluate5 if n == 5 else best5
+    if read_cards:
+        def run_cards(lo: int, hi: int) -> None:
+            for h in hands[lo:hi]:
+                f(h).cards
+        return run_cards
 
     def run(lo: int, hi: int) -> None:
         for h in hands[lo:hi]:
@@ -136,9 +149,15 @@ def _pokerkit(hands: list[tuple[int, ...]]) -> Runner | None:
 
 
 def alternate(runners: Sequence[tuple[str, Runner]], count: int, size: int,
-              repeat: int) -> list[float]:
+              repeat: int, clock: Callable[[], float] = time.process_time) -> list[float]:
     """Total seconds of each runner over ``repeat`` passes of ``count`` hands, the
-    runners taking turns on each slice of ``size`` hands (the order rotating per slice)."""
+    runners taking turns on each slice of ``size`` hands (the order rotating per slice).
+
+    ``clock`` is this process's CPU time by default: on a machine shared with other
+    work a slice's wall time also counts the time the core ran something else, which
+    falls on whichever evaluator happened to be running (a 10,000-hand slice lasts a few
+    milliseconds, about one scheduler time slice). Caches disturbed by the other work
+    still count, for every evaluator alike."""
     totals = [0.0] * len(runners)
     turn = 0
     for _ in range(repeat):
@@ -146,9 +165,9 @@ def alternate(runners: Sequence[tuple[str, Runner]], count: int, size: int,
             hi = min(count, lo + size)
             for j in range(len(runners)):
                 i = (turn + j) % len(runners)
-                t0 = time.perf_counter()
+                t0 = clock()
                 runners[i][1](lo, hi)
-                totals[i] += time.perf_counter() - t0
+                totals[i] += clock() - t0
             turn += 1
     return totals
 
@@ -162,7 +181,7 @@ def _rows(hands: dict[int, list[tuple[int, ...]]], args: argparse.Namespace) -> 
         short = base.split()[1] if base.startswith("cardshoe") else base.split()[0]
         present = [(name, r) for name, r in runners if r is not None]
         missing = [name for name, r in runners if r is None]
-        totals = alternate(present, count, size, repeat)
+        totals = alternate(present, count, size, repeat, CLOCKS[args.clock])
         rate = {name: count * repeat / t for (name, _), t in zip(present, totals)}
         out.append(f"-- {title} ({count:,} hands x {repeat}, slices of {size:,}, alternating)")
         for name, _ in present:
@@ -172,6 +191,8 @@ def _rows(hands: dict[int, list[tuple[int, ...]]], args: argparse.Namespace) -> 
             out.append(f"   {name:<40} {'not installed':>12}")
 
     for n in (5, 6, 7):
+        if str(n) not in args.rows:
+            continue
         label = "5 cards" if n == 5 else f"best of {n}"
         runners: list[tuple[str, Runner | None]] = [
             (f"cardshoe strength{n} call", _ours(hands[n], n)),
@@ -185,15 +206,9 @@ def _rows(hands: dict[int, list[tuple[int, ...]]], args: argparse.Namespace) -> 
         ]
         table(label, runners, n_hands, "eval7 evaluate call")
     few = min(n_hands, args.api_hands)
-    table("public API returning a Hand, against the raw strength path on the same hands",
-          [("cardshoe strength5 call", _ours(hands[5], 5)),
-           ("cardshoe evaluate5 -> Hand (5 cards)", _hand_api(hands[5], 5))],
-          few, "cardshoe strength5 call")
-    table("public API returning a Hand, best of 7",
-          [("cardshoe strength7 call", _ours(hands[7], 7)),
-           ("cardshoe best5 -> Hand (7 cards)", _hand_api(hands[7], 7))],
-          few, "cardshoe strength7 call")
-    if not args.no_pokerkit:
+    if "api" in args.rows:
+        _api_rows(table, hands, few)
+    if "pokerkit" in args.rows and not args.no_pokerkit:
         slow = min(n_hands, 5000)
         for n in (5, 7):
             table(f"pokerkit, {'5 cards' if n == 5 else 'best of 7'} (far slower: {slow:,} hands)",
@@ -201,6 +216,27 @@ def _rows(hands: dict[int, list[tuple[int, ...]]], args: argparse.Namespace) -> 
                    ("pokerkit StandardHighHand.from_game", _pokerkit(hands[n]))],
                   slow, "pokerkit StandardHighHand.from_game")
     return out
+
+
+def _api_rows(table: Callable[..., None], hands: dict[int, list[tuple[int, ...]]],
+              few: int) -> None:
+    table("public API returning a Hand, against the raw strength path on the same hands",
+          [("cardshoe strength5 call", _ours(hands[5], 5)),
+           ("cardshoe evaluate5 -> Hand (5 cards)", _hand_api(hands[5], 5)),
+           ("cardshoe evaluate5 -> Hand, .cards read", _hand_api(hands[5], 5, True))],
+          few, "cardshoe strength5 call")
+    table("public API returning a Hand, best of 7",
+          [("cardshoe strength7 call", _ours(hands[7], 7)),
+           ("cardshoe best5 -> Hand (7 cards)", _hand_api(hands[7], 7)),
+           ("cardshoe best5 -> Hand, .cards read", _hand_api(hands[7], 7, True))],
+          few, "cardshoe strength7 call")
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover - not on Linux
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -215,16 +251,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--api-hands", type=int, default=50_000,
                         help="hands for the public-API rows (default 50,000)")
     parser.add_argument("--no-pokerkit", action="store_true", help="leave pokerkit out")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
+                        help="time each slice by this process's CPU time (default) or by "
+                             "wall time (perf_counter)")
+    parser.add_argument("--rows", default="5,6,7,api,pokerkit",
+                        help="which tables, comma-separated from 5, 6, 7, api, pokerkit "
+                             "(default: all)")
     parser.add_argument("--seed", type=int, default=2024)
     args = parser.parse_args(list(argv or []))
     for name in ("hands", "slice", "repeat", "api_hands"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    args.rows = args.rows.split(",")
+    unknown = sorted(set(args.rows) - {"5", "6", "7", "api", "pokerkit"})
+    if unknown:
+        parser.error(f"--rows: unknown table {', '.join(unknown)} (5, 6, 7, api, pokerkit)")
     rng = random.Random(args.seed)
     deck = list(range(52))
     hands = {n: [tuple(rng.sample(deck, n)) for _ in range(args.hands)] for n in (5, 6, 7)}
     print(f"python {platform.python_implementation()} {platform.python_version()}, "
-          f"{args.hands:,} random hands per size, seed {args.seed}")
+          f"{args.hands:,} random hands per size, seed {args.seed}, {args.clock} time, "
+          f"load average {_load()}")
     for line in _rows(hands, args):
         print(line)
     return 0

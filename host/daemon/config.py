@@ -39,6 +39,10 @@ holds the same settings and more, and command-line options override it. Example:
     reset = 5000000                     # what the progressive resets to after a royal;
                                         # without it progressive wagers and PUT /jackpot are refused
 
+    [floor]                             # optional: ship the journal to `cardshoe floor`
+    url = "http://floor.example:8700"   # the floor API
+    link = "megalink-tcp"               # the linked progressive this table feeds (omit: none)
+    token_file = "/etc/cardshoe/floor.token"   # a controller token of the floor, 0600
     [evidence]                          # jackpot evidence (cardshoe.evidence; docs/api.md, "Evidence")
     dir = "/var/lib/cardshoe/TCP-07.evidence"   # default: beside the journal, <journal stem>.evidence
     key = "/var/lib/cardshoe/TCP-07.table-key"  # the table's Ed25519 signing key (made 0600 if absent);
@@ -110,6 +114,11 @@ class TableConfig:
     link: LinkTiming = field(default_factory=LinkTiming)
     limits: tuple[tuple[str, int, int], ...] = ()
     jackpot_reset: int | None = None
+    floor_url: str | None = None
+    """The floor API (`cardshoe floor serve`); None: the table is on its own."""
+    floor_link: str | None = None
+    """The linked progressive this table's progressive wagers feed and settle against."""
+    floor_token_file: Path | None = None
     evidence_dir: Path | None = None
     table_key: Path | None = None
 
@@ -156,6 +165,12 @@ class TableConfig:
                 raise ConfigError(f"limits.{wager}: min {lo} and max {hi} must satisfy 0 < min <= max")
         if self.jackpot_reset is not None and self.jackpot_reset < 0:
             raise ConfigError("jackpot.reset: must not be negative")
+        if self.floor_link is not None and self.floor_url is None:
+            raise ConfigError("floor.link: a link needs the floor's url (floor.url)")
+        if self.floor_link is not None and self.jackpot_reset is None:
+            raise ConfigError("floor.link: a linked table needs jackpot.reset (the link's reset amount)")
+        if self.floor_url is not None and not self.floor_url.startswith(("http://", "https://")):
+            raise ConfigError(f"floor.url: {self.floor_url!r} is not an http:// or https:// URL")
         for name in ("heartbeat_ms", "resend_ms", "resend_max_ms", "debounce_ms"):
             value = getattr(self.link, name)
             if not 0 <= value <= 0xFFFF:
@@ -188,7 +203,8 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"--config: cannot read {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"--config: {path} is not valid TOML: {exc}") from exc
-    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot", "roles", "evidence"}
+    known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot", "roles", "evidence",
+             "floor"}
     for section in data:
         if section not in known:
             raise ConfigError(f"{section}: unknown section in {path} (known: {', '.join(sorted(known))})")
@@ -230,6 +246,12 @@ def load_toml(path: Path) -> dict[str, Any]:
         out["limits"] = tuple(sorted(limits))
     if (reset := _get(data.get("jackpot", {}), "reset", int, "jackpot")) is not None:
         out["jackpot_reset"] = reset
+    floor = data.get("floor", {})
+    for key, field_name in (("url", "floor_url"), ("link", "floor_link")):
+        if (value := _get(floor, key, str, "floor")) is not None:
+            out[field_name] = value
+    if (ftf := _get(floor, "token_file", str, "floor")) is not None:
+        out["floor_token_file"] = Path(ftf)
     evidence = data.get("evidence", {})
     if (folder := _get(evidence, "dir", str, "evidence")) is not None:
         out["evidence_dir"] = Path(folder)
@@ -277,6 +299,16 @@ def read_token_file(path: Path, where: str) -> str:
     if len(text) < 16:
         raise ConfigError(f"{where}: the token in {path} is shorter than 16 characters")
     return text
+
+
+def read_floor_token(config: TableConfig) -> str:
+    """The floor's controller token for this table: $CARDSHOE_FLOOR_TOKEN, else floor.token_file."""
+    env = os.environ.get("CARDSHOE_FLOOR_TOKEN")
+    if env:
+        return env.strip()
+    if config.floor_token_file is None:
+        raise ConfigError("floor.token_file: set it (or $CARDSHOE_FLOOR_TOKEN); the floor needs a token")
+    return read_token_file(config.floor_token_file, "floor.token_file")
 
 
 def read_role_tokens(config: TableConfig) -> dict[str, list[str]]:

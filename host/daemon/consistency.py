@@ -2,7 +2,7 @@
 
 A shoe's frames are authenticated, but an authenticated shoe can still contradict what
 the journal already holds: its flash log lost or rewritten, a firmware fault, or a key
-in the wrong hands. Three contradictions are never dropped in silence; each becomes an
+in the wrong hands. Four contradictions are never dropped in silence; each becomes an
 event carrying its evidence (what the journal holds, what the shoe says) and, when a
 round is in play, a deck irregularity of that round, decided by the game's deck rules
 (`cardshoe.rounds.procedures.GameRules`; docs/rule-readings.md says how each is read):
@@ -14,6 +14,9 @@ round is in play, a deck irregularity of that round, decided by the game's deck 
   (placed or waiting), different in type, code, deck or reader ID. Two cards claim one
   place in the order of the deal, so one of them is a card not accounted for: an *extra
   card* irregularity (`extra_missing`). An identical one is a resend, placed once (SPEC 4);
+- **a count that no longer covers cards it counted**: a HELLO whose `dealt` is below what
+  the shoe counted before (an earlier HELLO, a card's index) for cards the journal never
+  received: those cards are in no record and never will be (`extra_missing`, as above);
 - **a card of another deck**: a CARD whose `card_deck` is not the deck loaded for the
   session (NEW_SHOE or HELLO), even if the shoe did not flag it FOREIGN: taken exactly as
   a card the shoe flagged FOREIGN, a *foreign card* irregularity (`foreign`: 5.1) that
@@ -60,6 +63,19 @@ def count_backwards(shoe: int, shoe_no: int, dealt: int, holds: int, game: str) 
             "journal_holds": holds, "missing_from_shoe": holds - dealt, "fault": "missing",
             "rules": deck_rules(game, "extra_missing"),
             "message": f"shoe {shoe}'s HELLO counts {dealt} cards of shoe {shoe_no}; the journal holds {holds}"}
+
+
+def cards_unrecoverable(shoe: int, shoe_no: int, announced: int, dealt: int, holds: int,
+                        game: str) -> dict[str, Any]:
+    """The event of a HELLO whose count no longer covers cards the shoe counted before
+    (`announced`: an earlier HELLO, a card's index) that the journal never received: they are
+    in neither the shoe's log nor the journal, so they will never be placed."""
+    first = max(dealt, holds) + 1
+    return {"type": "shoe_cards_unrecoverable", "shoe": shoe, "shoe_no": shoe_no, "announced": announced,
+            "hello_dealt": dealt, "journal_holds": holds, "missing_indices": [first, announced], "fault": "missing",
+            "rules": deck_rules(game, "extra_missing"),
+            "message": f"shoe {shoe} counted {announced} cards of shoe {shoe_no}; its HELLO now counts {dealt} "
+                       f"and the journal holds {holds}: cards {first}-{announced} are lost"}
 
 
 def card_conflict(shoe: int, shoe_no: int, index: int, held: Fingerprint, msg: Mapping[str, Any],

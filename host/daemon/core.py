@@ -16,6 +16,15 @@ A shoe's cards are placed by their `(shoe_no, index)` in index order: a card res
 a shoe reboot (CARDS_FROM) is placed once, and a card that arrives ahead of a missing one
 waits for it (the core asks for the missing ones with a `cards_requested` event, which the
 live daemon turns into a CARDS_FROM command).
+
+A shoe's other round events (KEY, DECK_STATUS) are applied in the same shoe order: after a
+reboot the shoe sends its new boot's frames (the dealer's DEAL_COMPLETE key) before the
+cards of its log that CARDS_FROM asks for, so a frame that arrives while cards the shoe
+dealt before it are missing waits (`shoe_frame_held`) and is applied right after the last
+of them is placed. Applied at once, a DEAL_COMPLETE would close the deal on a short count
+and the late cards would land as cards not due: misplaced (issue 11). A HELLO saying the
+shoe no longer holds the awaited cards ends the wait (`held_frames_released`): the cards
+are lost, and flagged as missing.
 """
 
 from __future__ import annotations
@@ -118,6 +127,10 @@ class ShoeSession:
     """Cards received marked NOT_DURABLE (CARD flags bit 2): in no flash log of the shoe."""
     not_durable_at: set[tuple[int, int]] = field(default_factory=set)
     """(shoe_no, index) of those cards: a reboot may lose them from the shoe's count, as it said."""
+    held: tuple[tuple[int, Mapping[str, Any]], ...] = ()
+    """Frames (KEY, DECK_STATUS) waiting for missing cards, in arrival order: (the last card
+    index the shoe dealt before the frame, the frame). A tuple: immutable, so a checkpoint of
+    a core made before this field reads the class default."""
 
     def forget_other_sessions(self) -> None:
         """Drop the cards of sessions other than the current one: a card of another session is
@@ -134,6 +147,11 @@ class ShoeSession:
         if self.shoe_no and self.known_dealt >= self.next_index:
             return self.next_index
         return None
+
+    def must_hold(self) -> bool:
+        """Whether a round event from the shoe now would come ahead of cards dealt before it
+        that are not placed yet (or of frames already waiting for them): then it waits."""
+        return bool(self.held) or self.missing_from() is not None
 
 
 class _Frozen:
@@ -190,6 +208,14 @@ class FrozenBook(dict[str, Any]):
 
     def items(self) -> Any:
         return [(key, self[key]) for key in self]
+
+
+def _as_journaled(msg: Mapping[str, Any]) -> dict[str, Any]:
+    """A frame kept in the state, with its keys in the order the journal's canonical JSON
+    gives them: the live daemon keeps the frame as decoded, a replay as read back from the
+    journal, and a checkpoint of either must be the same state (the audit walks dicts in
+    order: a held KEY made `cardshoe replay` report a checkpoint as different)."""
+    return {k: msg[k] for k in sorted(msg)}
 
 
 def _event(rid: str | None, etype: str, **fields: Any) -> Derived:
@@ -324,6 +350,14 @@ class TableCore:
             return Applied(tuple(self._hello(shoe, session, msg, time_ms)))
         if mtype in ("CARD", "UNREAD"):
             return Applied(tuple(self._card(shoe, session, msg, time_ms)))
+        if mtype in ("KEY", "DECK_STATUS") and not (mtype == "DECK_STATUS" and msg["reason"] == 1):
+            if session.must_hold():
+                # Shoe order (SPEC 4, issue 11): the cards the shoe dealt before this frame
+                # come first; it is applied once they are placed (see `_release_held`).
+                session.held += ((session.known_dealt, _as_journaled(msg)),)
+                return Applied((_event(self._round_id(), "shoe_frame_held", shoe=shoe, frame=mtype,
+                                       key=msg.get("key"), shoe_ms=msg.get("t_ms"), after_index=session.known_dealt,
+                                       waiting_for=session.next_index, shoe_no=session.shoe_no),))
         if mtype == "KEY":
             return Applied(tuple(self._key(shoe, msg, time_ms)))
         if mtype == "DECK_STATUS":
@@ -363,6 +397,8 @@ class TableCore:
             out += self._power_failure(shoe, session, msg, dealt, time_ms)
         if shoe_no != session.shoe_no:
             if session.shoe_no == 0 or session.next_index == 1:
+                out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                          f"shoe {shoe} is in another session ({shoe_no})")
                 self._end_session(session)
                 # A session this journal never saw a card of: adopt it. Cards dealt before
                 # are not asked for; they belong to no round of this journal. (Only a HELLO
@@ -387,6 +423,16 @@ class TableCore:
             # itself is the power-failure flag (reading 51), not a missing card.
             body = consistency.count_backwards(shoe, shoe_no, dealt, holds, self._game())
             out += self._inconsistent(body, rounds.DeckFault.MISSING, time_ms)
+        if session.known_dealt > max(dealt, holds):
+            # The shoe counted cards earlier (a HELLO, a card's index) that neither its log nor
+            # the journal holds now: they will never come. Flagged as missing cards, and the
+            # frames waiting for them wait no longer than for the cards the shoe still holds.
+            body = consistency.cards_unrecoverable(shoe, shoe_no, session.known_dealt, dealt, holds, self._game())
+            out += self._inconsistent(body, rounds.DeckFault.MISSING, time_ms)
+            out += self._stop_waiting(shoe, session, max(dealt, holds), time_ms,
+                                      f"shoe {shoe}'s HELLO counts {dealt} cards of shoe {shoe_no}: cards "
+                                      f"{max(dealt, holds) + 1}-{session.known_dealt} will never come")
+            session.known_dealt = max(dealt, holds)
         session.known_dealt = max(session.known_dealt, dealt)
         if dealt >= session.next_index:
             # SPEC 4: the shoe logged cards the journal does not hold.
@@ -394,6 +440,31 @@ class TableCore:
             out.append(_event(self._round_id(), "cards_requested", shoe=shoe, shoe_no=shoe_no,
                               from_index=session.next_index, dealt=dealt))
         return out
+
+    def _release_held(self, shoe: int, session: ShoeSession, time_ms: int) -> list[Derived]:
+        """Apply, in order, the waiting frames whose cards are all placed now."""
+        out: list[Derived] = []
+        while session.held and session.held[0][0] < session.next_index:
+            msg = session.held[0][1]
+            session.held = session.held[1:]
+            if msg["type"] == "KEY":
+                out += self._key(shoe, msg, time_ms)
+            else:
+                out += self._deck_status(shoe, session, msg, time_ms)
+        return out
+
+    def _stop_waiting(self, shoe: int, session: ShoeSession, last: int, time_ms: int, why: str) -> list[Derived]:
+        """The cards after index `last` will never come (`why`): the frames waiting for them
+        wait only for the cards up to `last`, and those already placed are applied now."""
+        if not session.held:
+            return []
+        capped = tuple((min(after, last), msg) for after, msg in session.held)
+        if capped == session.held:
+            return []
+        session.held = capped
+        out = [_event(self._round_id(), "held_frames_released", shoe=shoe, shoe_no=session.shoe_no,
+                      frames=[str(m["type"]) for _a, m in capped], waits_for_up_to=last, reason=why, rule="6.1")]
+        return out + self._release_held(shoe, session, time_ms)
 
     def _power_failure(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], dealt: int,
                        time_ms: int) -> list[Derived]:
@@ -432,7 +503,7 @@ class TableCore:
         session.known_dealt = max(session.known_dealt, index)
         session.cards[(shoe_no, index)] = consistency.fingerprint(msg)
         if index > session.next_index:
-            session.pending[index] = msg
+            session.pending[index] = _as_journaled(msg)
             if session.requested_from != session.next_index:
                 session.requested_from = session.next_index
                 return [_event(self._round_id(), "cards_requested", shoe=shoe, shoe_no=shoe_no,
@@ -440,9 +511,11 @@ class TableCore:
             return []
         out += self._place(shoe, msg, time_ms)
         session.next_index += 1
+        out += self._release_held(shoe, session, time_ms)  # a frame the shoe sent after this card
         while session.next_index in session.pending:
             out += self._place(shoe, session.pending.pop(session.next_index), time_ms)
             session.next_index += 1
+            out += self._release_held(shoe, session, time_ms)
         return out
 
     def _place(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
@@ -593,9 +666,15 @@ class TableCore:
                       dealt=msg["dealt"], remaining=msg["remaining"], integrity=msg["integrity"],
                       duplicates=msg["duplicates"], foreign=msg["foreign"], unread=msg["unread"],
                       missing=msg["missing"])]
-        if msg["reason"] == 1:  # shoe loaded
-            if int(msg["shoe_no"]) != session.shoe_no:
-                self._end_session(session)
+        if msg["reason"] == 1 and int(msg["shoe_no"]) != session.shoe_no:
+            # A shoe loaded with another session. One naming the session in use is no new
+            # start: the firmware frames this status after the cards waiting in its log, so it
+            # can come after cards of the session (a NEW_SHOE run again before the first card,
+            # SPEC 4); taken as a new start it set the session back to index 1 and the shoe's
+            # cards were asked for and placed again (issue 11 soak).
+            out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                      f"shoe {shoe} was loaded with shoe {msg['shoe_no']}")
+            self._end_session(session)
             session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
             session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
             session.forget_other_sessions()
@@ -662,18 +741,22 @@ class TableCore:
                 return self._setup(body)
             if action == "shoe_loaded":
                 session = self.shoes.setdefault(int(body["shoe"]), ShoeSession())
+                # Frames still waiting for cards of the session being replaced: those cards
+                # will never come (the shoe's log is the new session's).
+                released = self._stop_waiting(int(body["shoe"]), session, session.next_index - 1, time_ms,
+                                              f"shoe {body['shoe']} was loaded with shoe {body['shoe_no']}")
                 if int(body["shoe_no"]) != session.shoe_no:
                     self._end_session(session)
                 session.shoe_no, session.deck_id = int(body["shoe_no"]), int(body["deck_id"])
                 session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
                 session.forget_other_sessions()
-                loaded = [_event(self._round_id(), "shoe_loaded", shoe=body["shoe"], shoe_no=body["shoe_no"],
-                                 deck_id=body["deck_id"])]
+                loaded = released + [_event(self._round_id(), "shoe_loaded", shoe=body["shoe"],
+                                            shoe_no=body["shoe_no"], deck_id=body["deck_id"])]
                 dealt = int(body.get("dealt", 0))
                 if dealt > 0:
                     # Reconciled from a HELLO (the NEW_SHOE's REPLY was lost across a shoe
                     # reboot): the shoe has dealt cards of it; they are asked for from 1.
-                    loaded[0].body["reconciled"] = str(body.get("reconciled", ""))
+                    loaded[len(released)].body["reconciled"] = str(body.get("reconciled", ""))
                     session.known_dealt, session.requested_from = dealt, 1
                     loaded.append(_event(self._round_id(), "cards_requested", shoe=body["shoe"],
                                          shoe_no=session.shoe_no, from_index=1, dealt=dealt))

@@ -39,10 +39,12 @@ from typing import Any, Callable, Iterable
 
 from cardshoe.daemon.bus import SECURITY_REASONS, EventBus, streamable
 from cardshoe.daemon.rejections import RejectionLimiter
-from cardshoe.daemon.config import TableConfig
+from cardshoe.daemon.config import TableConfig, read_floor_token
 from cardshoe.daemon.control import TableControl
 from cardshoe.daemon.core import Derived, TableCore
 from cardshoe.daemon.service import FrameInput, ServiceFailed, TableService
+from cardshoe.floor.client import FloorClient
+from cardshoe.floor.shipper import Shipper
 from cardshoe.journal import Journal, JournalError, now_ns
 from cardshoe.journal.store import classify
 from cardshoe.journal.replay import ReplayReport, restore
@@ -147,13 +149,20 @@ class ShoeCommandResult:
     detail: int | None
 
 
+#: How many times a NEW_SHOE refused "bad state" by a busy shoe is sent again.
+RELOAD_TRIES = 5
+
+
 class Daemon:
     """One table's daemon; also the link's sink."""
 
     def __init__(self, config: TableConfig, *, keys: KeyLookup, clock: Callable[[], int] = now_ns,
                  randbelow: Callable[[int], int] | None = None, synchronous: str = "FULL",
-                 journal_restored: bool = False) -> None:
+                 journal_restored: bool = False, floor: FloorClient | None = None) -> None:
         self.config = config
+        # The floor (issue 14): the journal shipped to it, the linked progressive settled by it.
+        self.floor = floor
+        self.shipper: Shipper | None = None
         self.synchronous = synchronous
         self.journal_restored = journal_restored
         self.keys = keys
@@ -171,6 +180,11 @@ class Daemon:
         self._randbelow = randbelow
         # NEW_SHOEs sent and not yet answered OK: shoe serial -> (shoe_no, deck_id).
         self._loading: dict[int, tuple[int, int]] = {}
+        # NEW_SHOEs the shoe refused "bad state" while busy, to send again at its next
+        # HEARTBEAT: shoe serial -> (the parts, how many times refused).
+        self._reload: dict[int, tuple[list[NewShoe], int]] = {}
+        self._load_parts: dict[int, list[NewShoe]] = {}
+        self._load_refusals: dict[int, int] = {}  # the load in `_loading`: refusals so far
         # Shoes whose HELLO was rejected `bad_version`: serial -> the version it speaks (SPEC 7).
         self.version_mismatch: dict[int, int] = {}
         # The journal failed while running: the process should end (exit 6) and be restarted.
@@ -235,7 +249,12 @@ class Daemon:
             log.error("journal rebuild: %s", problem)
         self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived,
                                     on_failed=self._journal_failed)
-        kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic}
+        if self.floor is None and cfg.floor_url is not None:
+            with self.journal.reader() as journal_meta:
+                journal_id = journal_meta.meta("journal_id")
+            self.floor = FloorClient(cfg.floor_url, read_floor_token(cfg), cfg.name, cfg.floor_link, cfg.game,
+                                     journal_id=journal_id)
+        kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic, "floor": self.floor}
         if self._randbelow is not None:
             kwargs["randbelow"] = self._randbelow
         self.control = TableControl(self.service, **kwargs)
@@ -255,6 +274,9 @@ class Daemon:
                              resend_ms=cfg.link.resend_ms, resend_max_ms=cfg.link.resend_max_ms,
                              journal_restored=self.journal_restored)
         self.link.start()
+        if self.floor is not None:
+            self.shipper = Shipper(cfg.journal, self.floor)
+            self.shipper.start()
         self._watch = threading.Thread(target=self._watch_loop, name="daemon-watch", daemon=True)
         self._watch.start()
         # A previous run may have died between learning that the shoe holds cards the journal
@@ -276,6 +298,8 @@ class Daemon:
             self._watch.join(5)
         if self.link is not None:
             self.link.stop()
+        if self.shipper is not None:
+            self.shipper.stop()
         if self.service is not None and self.journal is not None and not self.journal.closed:
             self.flush_rejections()
         if self.service is not None and self.journal is not None and not self.journal.closed:
@@ -305,6 +329,8 @@ class Daemon:
         if frame.type is MessageType.HELLO:
             message["boot"] = frame.boot
         self._svc().submit_frame(FrameInput(frame.shoe, frame.boot, frame.seq, int(frame.type), message, frame.raw))
+        if frame.type is MessageType.HEARTBEAT and frame.shoe in self._reload:
+            self._load_again(frame.shoe)
 
     def frame_rejected(self, rejection: Rejection, note: str) -> None:
         """Count a rejected frame; journal it whole if it is one of the interval's samples.
@@ -502,9 +528,42 @@ class Daemon:
             log.info("shoe %d: NEW_SHOE %d refused as already loaded; the session runs", shoe, msg.shoe_no)
             self._svc().record("command", {"type": "new_shoe_already_loaded", "shoe_no": msg.shoe_no,
                                            "deck_id": msg.deck_id}, shoe=shoe, publish=True)
+            return
+        parts = self._load_parts.get(shoe)
+        if self._loading.get(shoe) != (msg.shoe_no, msg.deck_id) or not parts or parts[-1] != msg:
+            return  # an older load, superseded by a newer one
+        # A shoe still framing cards of its session from its log (after a reboot's CARDS_FROM,
+        # or with its outbox full) refuses a new session, so as not to lose them: the load is
+        # sent again when the shoe's HEARTBEAT says its outbox is empty (SPEC 4), a few times;
+        # without this the load waited for ever (issue 11 soak).
+        refused = self._load_refusals[shoe] = self._load_refusals.get(shoe, 0) + 1
+        if refused > RELOAD_TRIES:
+            self._reload.pop(shoe, None)
+            log.error("shoe %d: NEW_SHOE %d refused %d times (bad state); not loaded", shoe, msg.shoe_no, refused)
+            self._svc().record("command", {"type": "new_shoe_refused", "shoe_no": msg.shoe_no, "deck_id": msg.deck_id,
+                                           "refused": refused}, shoe=shoe, publish=True)
+            return
+        self._reload[shoe] = (parts, refused)
+        log.info("shoe %d: NEW_SHOE %d refused (bad state, the shoe is busy); sent again at its next heartbeat",
+                 shoe, msg.shoe_no)
+
+    def _load_again(self, shoe: int) -> None:
+        """Send a refused NEW_SHOE again (see `_new_shoe_refused`), journaled as a command."""
+        entry = self._reload.pop(shoe, None)
+        if entry is None or self.link is None:
+            return
+        parts, refused = entry
+        if self._loading.get(shoe) != (parts[-1].shoe_no, parts[-1].deck_id):
+            return
+        self._svc().record("command", {"type": "new_shoe_again", "shoe_no": parts[-1].shoe_no,
+                                       "deck_id": parts[-1].deck_id, "refused": refused}, shoe=shoe)
+        for part in parts:
+            self.link.send_command(shoe, part)
 
     # -- reactions to derived events ---------------------------------------------------
     def _on_derived(self, derived_in: Iterable[Derived]) -> None:
+        if self.shipper is not None:
+            self.shipper.wake()
         derived = list(derived_in)
         self._evidence_for_hits(derived)
         link = self.link
@@ -640,6 +699,9 @@ class Daemon:
         else:
             parts = [NewShoe(shoe_no, deck_id, 2, 0, 1, ())]
         self._loading[serial] = (shoe_no, deck_id)
+        self._load_parts[serial] = parts
+        self._reload.pop(serial, None)
+        self._load_refusals[serial] = 0
         commands = [self.link.send_command(serial, part) for part in parts]
         self._svc().record("command", {"type": "new_shoe", "shoe_no": shoe_no, "deck_id": deck_id,
                                        "parts": len(parts), "scheme": parts[0].scheme}, shoe=serial)
@@ -681,7 +743,8 @@ class Daemon:
             counters = dict(svc.counters)
             shoes = {str(k): {"shoe_no": v.shoe_no, "deck_id": v.deck_id, "next_index": v.next_index,
                               "boot": v.boot, "faults": v.fault_names(), "storage_fault": "storage" in v.fault_names(),
-                              "cards_not_durable": v.not_durable} for k, v in svc.core.shoes.items()}
+                              "cards_not_durable": v.not_durable, "missing_from": v.missing_from(),
+                              "frames_waiting": len(v.held)} for k, v in svc.core.shoes.items()}
         return {
             "table": self.config.name, "game": self.config.game, "seats": self.config.seats,
             "epoch": self.epoch, "port": self.config.port, "link_up": self.link_up,
@@ -699,4 +762,5 @@ class Daemon:
                 "held": link.stats.held, "trusted": sorted(link.trusted),
             },
             "subscribers": self.bus.subscribers,
+            "floor": None if self.floor is None else self.floor.status(),
         }

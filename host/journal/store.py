@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS windows (
 
 #: Entry kinds. `frame` and `input` are the inputs replay feeds back; `event` and
 #: `settlement` are what the daemon derived from them; the rest are observations.
-KINDS = frozenset({"frame", "reject", "input", "event", "settlement", "link", "command", "daemon", "checkpoint"})
+KINDS = frozenset({"frame", "reject", "input", "event", "settlement", "link", "command", "daemon", "checkpoint",
+                   "floor"})
 
 
 class JournalError(Exception):
@@ -287,6 +288,12 @@ class Journal:
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         elif str(row[0]) != str(SCHEMA_VERSION):
             raise JournalUnreadable(f"journal {self.path} has schema {row[0]!r}, this daemon reads {SCHEMA_VERSION}")
+        # A name for this journal file, made once: the floor keeps each journal of a table apart
+        # (entry ids and round ids start again in a new journal, e.g. a new gaming day).
+        if conn.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone() is None:
+            import secrets
+
+            conn.execute("INSERT INTO meta (key, value) VALUES ('journal_id', ?)", (secrets.token_hex(6),))
         return conn
 
     def _run(self, ready: Future[None]) -> None:

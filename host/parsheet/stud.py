@@ -288,6 +288,9 @@ def ante_bet_upcard_sheet(game: Game, progress: Progress | None = None,
         ),
         strategy=tuple(strategy),
         notes=(f"exact over all {total:,} (player hand, up card, dealer hand) deals",
+               "CPU time: " + ", ".join(f"{who} {sec:.1f} s" for who, sec in result.cpu.items())
+               + " (the 13 up-card ranks in the workers while the calling process counts the "
+               "baseline; the run takes about the busiest process's time on idle cores)",
                "the player sees the dealer's exposed card (3.7) and bets when betting's exact "
                "expectation is at least folding's; --rank-only gives the best strategy on "
                "the player's hand alone (" + rank_only.strategy[0].rstrip(".") + ")"),

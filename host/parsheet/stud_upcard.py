@@ -27,6 +27,8 @@ Caribbean Stud figure under this strategy.
 
 from __future__ import annotations
 
+import os
+import time
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -58,6 +60,9 @@ class UpcardResult:
     decisions: dict[str, list[int]] = field(default_factory=dict)
     # the "always bet" disjoint-pair counts the optimum started from
     baseline: StudTotals | None = None
+    # CPU seconds: "baseline" (counted in the calling process while the workers run)
+    # and, per process that counted up-card ranks, the sum of its ranks' times
+    cpu: dict[str, float] = field(default_factory=dict)
 
 
 def player_classes(up: int) -> Iterator[tuple[tuple[int, ...], int]]:
@@ -149,6 +154,7 @@ def upcard_optimum(
     jobs = [(rank, tuple(bet_net), qmin, bet_multiple) for rank in range(13)]
     done = 0
     counted = 0
+    workers_seen: dict[int, str] = {}
     if progress is not None:
         progress("stud up-card optimum", 0.0)
     parts: Iterable[_Folds]
@@ -162,13 +168,16 @@ def upcard_optimum(
         parts = map(_one_up_rank, jobs)
     try:
         # the workers start on the up-card ranks while this process counts the baseline
+        cpu0 = time.process_time()
         if totals is None:
             totals = stud_totals(qmin, progress)
+        cpu_baseline = time.process_time() - cpu0
         m = bet_multiple
         n = len(bet_net) - 1
         names = ["", *(_category(s, qmin) for s in range(1, n + 1))]
         h5 = histogram5()
         result = UpcardResult(0, 0, 0, 0, 0, 0, {}, 0, {}, totals)
+        result.cpu["baseline"] = cpu_baseline
         for a in range(1, n + 1):
             nq, win, tie, lose = (5 * x for x in (totals.nq[a], totals.win[a], totals.tie[a],
                                                    totals.lose[a]))
@@ -187,6 +196,11 @@ def upcard_optimum(
         for part in parts:
             counted += part.situations
             _apply(result, part, names)
+            if part.pid == os.getpid():
+                who = "this process"
+            else:  # workers numbered in the order their first rank came back
+                who = workers_seen.setdefault(part.pid, f"worker {len(workers_seen) + 1}")
+            result.cpu[who] = result.cpu.get(who, 0.0) + part.cpu
             done += 1
             if progress is not None:
                 progress("stud up-card optimum", done / 13)
@@ -211,6 +225,8 @@ class _Folds:
     deals: int = 0
     wins_by_strength: dict[int, int] = field(default_factory=dict)
     folded_by_strength: dict[int, int] = field(default_factory=dict)  # situations
+    cpu: float = 0.0  # CPU seconds of the process that counted them
+    pid: int = 0  # and its process id
 
 
 def _apply(result: UpcardResult, part: _Folds, names: list[str]) -> None:
@@ -302,7 +318,11 @@ def _one_up_rank(job: tuple[int, tuple[int, ...], int, int]) -> _Folds:
     that clearly bets. The rest are counted exactly (dealer_counts)."""
     rank, bet_net, qmin, m = job
     up = rank * 4  # suit 0; the other three up-card suits are the same by symmetry
-    return folds(up, bet_net, qmin, m, player_classes(up))
+    cpu0 = time.process_time()
+    out = folds(up, bet_net, qmin, m, player_classes(up))
+    out.cpu = time.process_time() - cpu0
+    out.pid = os.getpid()
+    return out
 
 
 def folds(up: int, bet_net: Sequence[int], qmin: int, m: int,

@@ -21,10 +21,9 @@ Cards are ints 0..51 as in :mod:`cardshoe.cards`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
-from itertools import combinations
-from typing import Callable, Iterable, Sequence
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..cards import CardError, DuplicateCardError, check_card
 from . import tables as _t
@@ -90,8 +89,7 @@ _NAMES = {
 }
 
 
-@dataclass(frozen=True, order=False)
-class Hand:
+class Hand(tuple):  # type: ignore[type-arg]
     """An evaluated hand.
 
     ``strength`` is higher for the better hand and equal for a stand-off; it compares
@@ -99,11 +97,37 @@ class Hand:
     5-card/best-of). ``cards`` are the cards that make the hand, in display order:
     groups by size then rank (the pair first, then kickers high to low), straights
     from the top card down with a low ace last.
+
+    Immutable; equal when kind, strength and cards are equal (hashable alike); hands are
+    not ordered (compare ``strength``). ``Hand(kind, strength, cards)`` makes one.
+
+    Why a tuple underneath (issue 15): ``evaluate5``/``best5`` are settlement's path and
+    must stay within a few times the raw ``strength5``/``strength7``. A tuple subclass is
+    built in one C call (a dataclass instance took a third of the time), and ``cards`` is
+    worked out from the strength and the cards evaluated when it is read (sorting and, for
+    6 or 7 cards, choosing the five cost as much as the evaluation itself). The tuple is an
+    implementation detail: read a Hand by its attributes, never by index or iteration.
     """
 
-    kind: Hand3 | Hand5
-    strength: int
-    cards: tuple[int, ...]
+    __slots__ = ()
+
+    # items: kind, strength, the cards, and how to show them (None: the cards are
+    # already the hand in display order; else a function of (strength, cards) giving it)
+    if TYPE_CHECKING:
+        kind: Hand3 | Hand5
+        strength: int
+    else:
+        kind = property(itemgetter(0), doc="The hand class (Hand3 or Hand5).")
+        strength = property(itemgetter(1), doc="Comparable strength (higher is better).")
+
+    def __new__(cls, kind: Hand3 | Hand5, strength: int, cards: Iterable[int]) -> Hand:
+        return _tnew(cls, (kind, strength, tuple(cards), None))
+
+    @property
+    def cards(self) -> tuple[int, ...]:
+        """The cards that make the hand, in display order (see the class docstring)."""
+        strength, cards, shown = _items(self)
+        return cards if shown is None else shown(strength, cards)  # type: ignore[no-any-return]
 
     @property
     def name(self) -> str:
@@ -114,6 +138,54 @@ class Hand:
     def ranks(self) -> tuple[int, ...]:
         """Ranks (2..14) of ``cards`` in display order; a low ace shows as 14."""
         return tuple((c >> 2) + 2 for c in self.cards)
+
+    def _fields(self) -> tuple[Hand3 | Hand5, int, tuple[int, ...]]:
+        return self.kind, self.strength, self.cards
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hand):
+            # never equal to a plain tuple (whose reflected == would compare the items)
+            return False if isinstance(other, tuple) else NotImplemented
+        return self._fields() == other._fields()
+
+    def __ne__(self, other: object) -> bool:
+        if not isinstance(other, Hand):
+            return True if isinstance(other, tuple) else NotImplemented
+        return self._fields() != other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    # not ordered (as the frozen dataclass it replaces): strengths of different
+    # evaluators do not compare, so ``<`` on hands is a TypeError
+    def __lt__(self, other: object) -> bool:
+        return NotImplemented
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __repr__(self) -> str:
+        return f"Hand(kind={self.kind!r}, strength={self.strength!r}, cards={self.cards!r})"
+
+    def __getnewargs__(self) -> tuple[Hand3 | Hand5, int, tuple[int, ...]]:
+        return self._fields()  # pickle and copy rebuild it with Hand(kind, strength, cards)
+
+    # Not a sequence (as the dataclass was not): iterating, unpacking, len() and ``in``
+    # would see the items above, so they are refused rather than half-working.
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError("a Hand is not a sequence: read .kind, .strength and .cards")
+
+    def __len__(self) -> int:
+        raise TypeError("a Hand is not a sequence: read .kind, .strength and .cards")
+
+    def __contains__(self, item: object) -> bool:
+        raise TypeError("a Hand is not a sequence: use `card in hand.cards`")
+
+    def __bool__(self) -> bool:
+        return True
+
+
+_tnew = tuple.__new__
+_items = itemgetter(1, 2, 3)
 
 
 _T5 = _T3 = _t.load()  # both sizes come from the one shipped file (tables.bin)
@@ -258,30 +330,17 @@ def evaluate3(cards: Iterable[int], *, royal: bool = False) -> Hand:
 
 _BY_CLASS5 = {kind.value: kind for kind in Hand5}
 _KIND5: list[Hand5] = [Hand5.HIGH_CARD] + [_BY_CLASS5[c] for c in _T5.class_of[1:]]
-_CARD_OK = frozenset(range(52))
-_new = object.__new__
-_set_dict = object.__setattr__
 
-
-def _make_hand(kind: Hand3 | Hand5, strength: int, cards: tuple[int, ...]) -> Hand:
-    # Same object as Hand(kind, strength, cards), without the frozen dataclass's
-    # per-field object.__setattr__ (a third of evaluate5's time before).
-    hand: Hand = _new(Hand)
-    _set_dict(hand, "__dict__", {"kind": kind, "strength": strength, "cards": cards})
-    return hand
-
-
-_INT_ONLY = frozenset((int,))
-
-
-def _checked_fast(cards: Iterable[int], sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """_checked, with the common case (distinct plain ints 0..51) tested in bulk, in C."""
-    hand = cards if type(cards) is tuple else tuple(cards)
-    # bool is an int (True == 1) and 1.0 == 1, so the exact type is checked, as check_card does
-    if (len(hand) in sizes and _CARD_OK.issuperset(hand) and len(set(hand)) == len(hand)
-            and _INT_ONLY.issuperset(map(type, hand))):
-        return hand
-    return _checked(hand, sizes)
+# The fast paths' validation of a plain int 0..51: ``c is _CARDS[c]``. CPython keeps one
+# object per small int, so this holds for exactly those; True (== 1), 1.0 and negative
+# ints (indexing from the end) fail it, other types fail the indexing. Anything failing
+# it goes through check_card (which gives the error), so an interpreter without the
+# small-int cache is only slower, never wrong.
+_CARDS: list[int] = list(range(52))
+# 5 cards: the evaluator's card int, plus bit 52 + c so that the sum has 5 bits set above
+# bit 52 exactly when the cards are distinct (a repeated bit carries into the next)
+_CARD5_BITS: list[int] = [_T5.card5[c] | (1 << (52 + c)) for c in range(52)]
+_FAST_FAILS = (ValueError, TypeError, IndexError)  # wrong count, not an int, >= 52
 
 
 def _order_weights(strength: int) -> list[int]:
@@ -314,69 +373,154 @@ def _card_keys(strength: int) -> bytes:
     return keys
 
 
-def _display5(strength: int, hand: Sequence[int]) -> tuple[int, ...]:
+def _display_keys(strength: int, hand: Sequence[int]) -> tuple[int, ...]:
     keys = _KEYS[strength] or _card_keys(strength)
     return tuple(sorted(hand, key=keys.__getitem__, reverse=True))
 
 
+# Per strength, lazily: display order as a function of the five cards sorted high to low.
+# The hand's ranks (with their multiplicities) are fixed by its strength, so the place of
+# each rank group in code order, and so the permutation to display order, is the same for
+# every hand of that strength (cards of one rank are suit-descending in both orders).
+_PERM5: list[Callable[[list[int]], tuple[int, ...]] | None] = [None] * (STRENGTH5_MAX + 1)
+
+
+def _perm5(strength: int, ordered: list[int]) -> Callable[[list[int]], tuple[int, ...]]:
+    shown = _display_keys(strength, ordered)
+    where = tuple(ordered.index(c) for c in shown)
+    perm: Callable[[list[int]], tuple[int, ...]]
+    perm = tuple if where == (0, 1, 2, 3, 4) else itemgetter(*where)
+    _PERM5[strength] = perm
+    return perm
+
+
+def _display5(strength: int, hand: Sequence[int]) -> tuple[int, ...]:
+    """The 5 cards of ``hand`` (of that strength) in display order."""
+    ordered = sorted(hand, reverse=True)
+    return (_PERM5[strength] or _perm5(strength, ordered))(ordered)
+
+
+# Per strength, lazily: 52 bytes, 1 for a card whose rank the hand uses (6 and 7 cards).
+_USES: list[bytes | None] = [None] * (STRENGTH5_MAX + 1)
+
+
+def _uses(strength: int) -> bytes:
+    need = _NEEDS[strength] or _needs(strength)
+    _USES[strength] = found = bytes(1 if need[c >> 2] else 0 for c in range(52))
+    return found
+
+
+def _shown_best(best: int, hand: Sequence[int]) -> tuple[int, ...]:
+    """The 5 of ``hand`` (6 or 7 cards, best-of strength ``best``) that make the hand,
+    in display order. The best hand's ranks (with their multiplicities) are known from
+    its strength; take the highest-coded cards of those ranks, which is best5's tie rule.
+    A flush class takes them from the one suit holding 5+ cards."""
+    ordered = sorted(hand, reverse=True)
+    if _T5.class_of[best] in (_t.C5_FLUSH, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
+        counts = [0, 0, 0, 0]
+        for c in hand:
+            counts[c & 3] += 1
+        suit = counts.index(max(counts))
+        ranks = _T5.tiebreak(best)
+        if len(ranks) == 1:  # a straight flush: its five ranks down from the top card
+            top = ranks[0]
+            ranks = tuple(top - i if top - i >= 0 else 12 for i in range(5))
+        chosen = [c for c in ordered if c & 3 == suit and c >> 2 in ranks]
+    else:
+        uses = _USES[best] or _uses(best)
+        chosen = [c for c in ordered if uses[c]]
+        if len(chosen) > 5:  # more cards of a used rank than the hand takes (the lower go)
+            need = bytearray(_NEEDS[best] or _needs(best))
+            chosen = []
+            for c in ordered:
+                r = c >> 2
+                if need[r]:
+                    need[r] -= 1
+                    chosen.append(c)
+    return (_PERM5[best] or _perm5(best, chosen))(chosen)
+
+
 def _make_evaluate5() -> Callable[[Iterable[int]], Hand]:
-    card, table, mask = _T5.card5, _T5.table5, _T5.mask5
-    ok, int_only, kinds, all_keys = _CARD_OK, _INT_ONLY, _KIND5, _KEYS
+    bits, table, mask = _CARD5_BITS, _T5.table5, _T5.mask5
+    ids, kinds, new, fails, shown = _CARDS, _KIND5, _tnew, _FAST_FAILS, _display5
 
     def evaluate5(cards: Iterable[int]) -> Hand:
         """Evaluate exactly 5 cards (Stud 3.11/3.12, Let It Ride 3.21); wheel lowest straight.
 
         Raises CardError/DuplicateCardError on bad input."""
         # Everything inline (one Python call): this is settlement's path, and the
-        # benchmark holds it against the raw strength5.
+        # benchmark holds it against the raw strength5. The cards' display order is
+        # worked out when Hand.cards is read.
         hand = cards if type(cards) is tuple else tuple(cards)
-        if not (len(hand) == 5 and ok.issuperset(hand) and len(set(hand)) == 5
-                and int_only.issuperset(map(type, hand))):
-            hand = _checked(hand, (5,))
-        a, b, c, d, e = hand
-        strength = table[(card[a] + card[b] + card[c] + card[d] + card[e]) & mask]
-        keys = all_keys[strength] or _card_keys(strength)
-        out: Hand = _new(Hand)
-        _set_dict(out, "__dict__", {"kind": kinds[strength], "strength": strength,
-                                    "cards": tuple(sorted(hand, key=keys.__getitem__, reverse=True))})
-        return out
+        try:
+            a, b, c, d, e = hand
+            if a is ids[a] and b is ids[b] and c is ids[c] and d is ids[d] and e is ids[e]:
+                k = bits[a] + bits[b] + bits[c] + bits[d] + bits[e]
+                if (k >> 52).bit_count() == 5:
+                    s = table[k & mask]
+                    return new(Hand, (kinds[s], s, hand, shown))
+        except fails:
+            pass
+        return _evaluate5_checked(hand)
 
     return evaluate5
+
+
+def _evaluate5_checked(cards: Iterable[int]) -> Hand:
+    """evaluate5 by the slow path: every card through check_card (the errors' wording)."""
+    hand = tuple(int(c) for c in _checked(cards, (5,)))
+    s = strength5(*hand)
+    return _tnew(Hand, (_KIND5[s], s, hand, _display5))
 
 
 evaluate5 = _make_evaluate5()
 
 
-def best5(cards: Iterable[int]) -> Hand:
-    """The best 5-card hand from 5, 6 or 7 cards, with the 5 cards that make it.
+def _make_best5() -> Callable[[Iterable[int]], Hand]:
+    ids, kinds, new, fails, shown = _CARDS, _KIND5, _tnew, _FAST_FAILS, _shown_best
+    s6, s7 = strength6, strength7
 
-    When several 5-card subsets tie for best (e.g. two equal kickers) the one of the
-    higher card codes is shown; the strength is the same either way.
-    """
-    hand = _checked_fast(cards, (5, 6, 7))
+    def best5(cards: Iterable[int]) -> Hand:
+        """The best 5-card hand from 5, 6 or 7 cards, with the 5 cards that make it.
+
+        When several 5-card subsets tie for best (e.g. two equal kickers) the one of the
+        higher card codes is shown; the strength is the same either way. Raises
+        CardError/DuplicateCardError on bad input.
+        """
+        hand = cards if type(cards) is tuple else tuple(cards)
+        try:
+            if len(hand) == 7:
+                a, b, c, d, e, f, g = hand
+                if (a is ids[a] and b is ids[b] and c is ids[c] and d is ids[d]
+                        and e is ids[e] and f is ids[f] and g is ids[g]
+                        and len({a, b, c, d, e, f, g}) == 7):
+                    s = s7(a, b, c, d, e, f, g)
+                    return new(Hand, (kinds[s], s, hand, shown))
+            elif len(hand) == 6:
+                a, b, c, d, e, f = hand
+                if (a is ids[a] and b is ids[b] and c is ids[c] and d is ids[d]
+                        and e is ids[e] and f is ids[f] and len({a, b, c, d, e, f}) == 6):
+                    s = s6(a, b, c, d, e, f)
+                    return new(Hand, (kinds[s], s, hand, shown))
+            elif len(hand) == 5:
+                return evaluate5(hand)
+        except fails:
+            pass
+        return _best5_checked(hand)
+
+    return best5
+
+
+def _best5_checked(cards: Iterable[int]) -> Hand:
+    """best5 by the slow path: every card through check_card (the errors' wording)."""
+    hand = tuple(int(c) for c in _checked(cards, (5, 6, 7)))
     if len(hand) == 5:
-        return evaluate5(hand)
-    best = strength6(*hand) if len(hand) == 6 else strength7(*hand)
-    cls = _T5.class_of[best]
-    # The best hand's ranks (with their multiplicities) are known from its strength; take
-    # the highest-coded cards of those ranks, which is the tie rule above. A flush class
-    # takes them from the one suit holding 5+ cards.
-    keys = _KEYS[best] or _card_keys(best)
-    if cls in (_t.C5_FLUSH, _t.C5_STRAIGHT_FLUSH, _t.C5_ROYAL):
-        counts = [0, 0, 0, 0]
-        for c in hand:
-            counts[c & 3] += 1
-        suit = counts.index(max(counts))
-        chosen = [c for c in hand if c & 3 == suit and keys[c] > 3]
-    else:
-        need = bytearray(_NEEDS[best] or _needs(best))
-        chosen = []
-        for c in sorted(hand, reverse=True):
-            r = c >> 2
-            if need[r]:
-                need[r] -= 1
-                chosen.append(c)
-    return _make_hand(_KIND5[best], best, tuple(sorted(chosen, key=keys.__getitem__, reverse=True)))
+        return _evaluate5_checked(hand)
+    s = strength6(*hand) if len(hand) == 6 else strength7(*hand)
+    return _tnew(Hand, (_KIND5[s], s, hand, _shown_best))
+
+
+best5 = _make_best5()
 
 
 # Per strength, lazily: how many cards of each rank its 5 cards hold (13 bytes).

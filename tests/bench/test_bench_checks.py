@@ -31,10 +31,10 @@ def _spec(**expect: Any) -> Any:
 def _good() -> RoundOutcome:
     codes = [parse_card(c) for c in CARDS]
     places = [("seat", 2)] * 3 + [("seat", 5)] * 3 + [("dealer", 0)] * 3
-    snap = {
-        "cards": {str(i + 1): {"code": c} for i, c in enumerate(codes)},
+    snap = {  # as GET /rounds/{id} shows it: cards as text
+        "cards": {str(i + 1): {"card": c} for i, c in enumerate(CARDS)},
         "placements": {str(i + 1): {"kind": k, "seat": s, "number": 1} for i, (k, s) in enumerate(places)},
-        "hands": {"seat 2": codes[:3], "seat 5": codes[3:6], "dealer": codes[6:]},
+        "hands": {"seat 2": CARDS[:3], "seat 5": CARDS[3:6], "dealer": CARDS[6:]},
         "irregularities": [], "void": None, "void_seats": {},
     }
     out = RoundOutcome("r1", dealt={i + 1: ("card", c) for i, c in enumerate(codes)}, snapshot=snap,
@@ -55,14 +55,14 @@ def test_a_lost_shoe_index_is_reported() -> None:
 
 def test_an_index_the_bench_never_dealt_is_reported() -> None:
     out = _good()
-    out.snapshot["cards"]["10"] = {"code": parse_card("5c")}
+    out.snapshot["cards"]["10"] = {"card": "5c"}
     problems = check_round(_spec(), out, TCP)
     assert any("not dealt by the bench [10]" in p for p in problems), problems
 
 
 def test_a_wrong_code_is_reported() -> None:
     out = _good()
-    out.snapshot["cards"]["7"] = {"code": parse_card("5c")}
+    out.snapshot["cards"]["7"] = {"card": "5c"}
     problems = check_round(_spec(), out, TCP)
     assert any("shoe index 7: the bench dealt Jc (card), the daemon has 5c" in p for p in problems), problems
 
@@ -100,7 +100,7 @@ def test_a_card_after_the_settlement_must_not_change_the_settled_round() -> None
     out.after_settle = {10: ("card", parse_card("5c"))}
     out.snapshot_later = copy.deepcopy(out.snapshot)
     assert check_round(_spec(), out, TCP) == []
-    out.snapshot_later["cards"]["10"] = {"code": parse_card("5c")}
+    out.snapshot_later["cards"]["10"] = {"card": "5c"}
     problems = check_round(_spec(), out, TCP)
     assert any("changed the settled round" in p for p in problems), problems
     assert any("shoe indices [10], dealt after the settlement, are in the settled round" in p for p in problems)

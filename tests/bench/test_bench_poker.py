@@ -34,3 +34,22 @@ def test_alternate_takes_turns() -> None:
 def test_bad_arguments() -> None:
     with pytest.raises(SystemExit):
         poker.main(["--slice", "0"])
+
+
+def test_rows_and_clock_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert poker.main(["--hands", "200", "--slice", "100", "--repeat", "1", "--rows", "7",
+                       "--clock", "wall"]) == 0
+    out = capsys.readouterr().out
+    assert "best of 7" in out and "wall time" in out
+    assert "5 cards" not in out and "Hand" not in out and "pokerkit" not in out
+    with pytest.raises(SystemExit):
+        poker.main(["--rows", "8"])
+    with pytest.raises(SystemExit):
+        poker.main(["--clock", "sundial"])
+
+
+def test_alternate_times_with_the_clock_given() -> None:
+    ticks = iter(range(100))
+    totals = poker.alternate([("a", lambda lo, hi: None), ("b", lambda lo, hi: None)],
+                             count=20, size=10, repeat=1, clock=lambda: float(next(ticks)))
+    assert totals == [2.0, 2.0]  # each slice read the clock before and after: 1 tick each

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cardshoe.cards import parse_card
+from cardshoe.cards import card_text, parse_card
 from cardshoe.hil.ledger import (Dealt, LedgerError, RoundLedger, compare, dealing_order, dealt_seats, money,
                                  round_file)
 from cardshoe.settlement import parse_round, settle
@@ -80,14 +80,15 @@ def _snapshot(codes: list[int | None], places: list[dict[str, Any]] | None = Non
               flags: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     places = places if places is not None else PLACES
     return {
-        "cards": {str(first + i): {"code": c} for i, c in enumerate(codes)},
+        # As GET /rounds/{id} shows them: cards as text ("As"), null when unread.
+        "cards": {str(first + i): {"card": None if c is None else card_text(c)} for i, c in enumerate(codes)},
         "placements": {str(first + i): {**p, "number": 1} for i, p in enumerate(places[:len(codes)])},
         "irregularities": flags or [], "void": None,
     }
 
 
 def _journal(snapshot: dict[str, Any]) -> list[tuple[int, int | None, dict[str, Any]]]:
-    return [(int(k), v["code"], snapshot["placements"].get(k, {"kind": "not_due"}))
+    return [(int(k), None if v["card"] is None else parse_card(v["card"]), snapshot["placements"].get(k, {"kind": "not_due"}))
             for k, v in sorted(snapshot["cards"].items(), key=lambda kv: int(kv[0]))]
 
 

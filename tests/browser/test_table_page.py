@@ -188,7 +188,7 @@ def test_pit_view_reconstruction_settlement_and_surveillance(board_table: Any, b
         })();""", rid)
     pit_round = json.loads(pit_json[0])
     assert pit_round["view"] == "pit"
-    assert all(c["code"] is None for c in pit_round["cards"].values())
+    assert all(c["card"] is None for c in pit_round["cards"].values())
     assert all(v is None for hand in pit_round["hands"].values() for v in hand)
     assert card_values(pit_round) == [], "a face-down card in the pit's GET /rounds"
     streamed = [json.loads(e)["data"] for e in re.findall(r"^data: (.*)$", pit_json[1], flags=re.M)]
@@ -213,7 +213,7 @@ def test_pit_view_reconstruction_settlement_and_surveillance(board_table: Any, b
     # Decisions and settlement by the controller; the page's settlement is the API's.
     for seat in (2, 5):
         table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": seat, "choice": "play"})
-    settled = table.ok("POST", f"/rounds/{rid}/settle")["settlement"]["settlement"]
+    settled = table.ok("POST", f"/rounds/{rid}/settle")["settlement"]
     expected = {(str(st["seat"]), w["wager"]): (w["paid"], w["net"]) for st in settled["seats"] for w in st["wagers"]}
     assert expected
 

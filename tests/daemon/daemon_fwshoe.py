@@ -24,6 +24,8 @@ from pathlib import Path
 from link_ptys import PluggablePty
 
 from cardshoe.protocol.barcode import make_barcode
+from cardshoe.protocol.frames import Frame, Receiver
+from cardshoe.protocol.messages import message_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,6 +56,9 @@ class FirmwareShoe:
         self.conn: socket.socket | None = None
         self.lines: list[str] = []
         self._stop = threading.Event()
+        # What the firmware sent while the cable was out, decoded: (type name, fields).
+        self._tap = Receiver(keys=lambda s: key if s == serial else None, auto_accept=True)
+        self.unheard: list[tuple[str, dict[str, object]]] = []
 
     def power_on(self, timeout: float = 20) -> int:
         """Start the interpreter; returns the boot counter from the sim channel's `ready`."""
@@ -93,9 +98,21 @@ class FirmwareShoe:
                 except OSError:
                     continue
                 if fd == self._master:
+                    if not self.plug.plugged:
+                        self._overhear(data)
                     self.plug.write(data)
                 else:
                     os.write(self._master, data)
+
+    def _overhear(self, data: bytes) -> None:
+        for got in self._tap.feed(data):
+            if isinstance(got, Frame):
+                self.unheard.append((got.type.name, message_fields(got.message)))
+
+    def cards_sent_unplugged(self) -> list[int]:
+        """The indices of the CARD frames the firmware sent while the cable was out: each
+        card was in its flash log before it was framed (SPEC 4)."""
+        return [int(str(f["index"])) for name, f in list(self.unheard) if name == "CARD"]
 
     def send(self, line: str) -> None:
         assert self.conn is not None

@@ -74,6 +74,13 @@ class WireShoe:
         self.commands: list[tuple[int, tuple[Any, ...]]] = []
         self.drop_next = 0
         self.deaf_to_commands = False
+        # CARDS_FROM answered at once but its cards held back until `send_deferred` (a test's
+        # way to have the shoe's new frames arrive first, as they do from a real shoe).
+        self.defer_cards_from = False
+        # Refuse NEW_SHOE "bad state" as the firmware does while cards of its log are not yet
+        # framed (firmware/app/shoe.py `_new_shoe`).
+        self.busy = False
+        self.deferred: list[LoggedCard] = []
         self.sent_frames = 0
         self.resent_frames = 0
         self.t0 = time.monotonic()
@@ -145,6 +152,13 @@ class WireShoe:
         else:
             n = payloads.pack_unread(self.payload, *card.fields)
         self._queue(card.mtype, bytes(self.payload[:n]))
+
+    def send_deferred(self) -> None:
+        """Send the cards CARDS_FROM asked for while `defer_cards_from` held them back."""
+        with self.lock:
+            due, self.deferred = self.deferred, []
+            for card in due:
+                self._send_logged(card)
 
     def key_press(self, key: int) -> None:
         with self.lock:
@@ -231,8 +245,8 @@ class WireShoe:
         if mtype == wire.NEW_SHOE:
             shoe_no, deck_id, scheme, part, parts, count = payloads.unpack_new_shoe(p)
             self.commands.append((mtype, (shoe_no, deck_id, scheme, part, parts, count)))
-            if shoe_no == self.state.shoe_no and self.state.dealt:
-                status = 1  # REFUSED, bad state: that session is loaded and dealing (SPEC 4)
+            if shoe_no == self.state.shoe_no and self.state.dealt or self.busy:
+                status = 1  # REFUSED, bad state: that session is loaded and dealing (SPEC 4), or busy
             elif part == parts - 1:
                 self.state.shoe_no, self.state.deck_id, self.state.dealt = shoe_no, deck_id, 0
                 self.state.log = []
@@ -240,9 +254,11 @@ class WireShoe:
             shoe_no, index = payloads.unpack_cards_from(p)
             self.commands.append((mtype, (shoe_no, index)))
             if shoe_no == self.state.shoe_no:
-                for card in self.state.log:
-                    if card.index >= index:
-                        self._send_logged(card)
+                due = [card for card in self.state.log if card.index >= index]
+                if self.defer_cards_from:
+                    self.deferred += due
+                for card in [] if self.defer_cards_from else due:
+                    self._send_logged(card)
             else:
                 status = 1
         else:

@@ -74,18 +74,18 @@ def test_the_pit_view_has_no_face_down_card_until_settled(make_table) -> None:  
     table.deal([parse_card(x) for x in ["Ah", "Kh", "Qh", "2c", "7d", "9s"]])
     pit = c["supervisor"].get(f"/rounds/{rid}").json()
     assert pit["view"] == "pit"
-    assert [card["code"] for card in pit["cards"].values()] == [None] * 6
+    assert [card["card"] for card in pit["cards"].values()] == [None] * 6
     assert all("reader_id" not in card for card in pit["cards"].values())
     assert pit["hands"] == {"seat 2": [None] * 3, "dealer": [None] * 3}
-    assert c["surveillance"].get(f"/rounds/{rid}?view=pit").json()["cards"]["1"]["code"] is None
-    assert c["surveillance"].get(f"/rounds/{rid}").json()["cards"]["1"]["code"] == parse_card("Ah")
+    assert c["surveillance"].get(f"/rounds/{rid}?view=pit").json()["cards"]["1"]["card"] is None
+    assert c["surveillance"].get(f"/rounds/{rid}").json()["cards"]["1"]["card"] == "Ah"
     # Hand classes (TCP 3.16.1: A-K-Q suited is a Royal Flush) only where the cards are shown.
     assert c["surveillance"].get(f"/rounds/{rid}?classes=true").json()["hand_classes"] == {
         "seat 2": "Royal Flush", "dealer": "High Card"}
     assert c["supervisor"].get(f"/rounds/{rid}?classes=true").json()["hand_classes"] == {}
     table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
     table.ok("POST", f"/rounds/{rid}/settle")
-    assert c["supervisor"].get(f"/rounds/{rid}").json()["hands"]["seat 2"] == [parse_card(x) for x in ["Ah", "Kh", "Qh"]]
+    assert c["supervisor"].get(f"/rounds/{rid}").json()["hands"]["seat 2"] == ["Ah", "Kh", "Qh"]
 
 
 def test_stud_up_card_is_public_in_the_pit_view(make_table) -> None:  # type: ignore[no-untyped-def]
@@ -101,12 +101,13 @@ def test_stud_up_card_is_public_in_the_pit_view(make_table) -> None:  # type: ig
     up = [k for k, p in full["placements"].items() if p == {"kind": "dealer", "seat": 0, "number": 5}]
     assert len(up) == 1
     pit = c["supervisor"].get(f"/rounds/{rid}").json()
-    shown = {k: v["code"] for k, v in pit["cards"].items() if v["code"] is not None}
-    assert shown == {up[0]: full["cards"][up[0]]["code"]}
+    shown = {k: v["card"] for k, v in pit["cards"].items() if v["card"] is not None}
+    assert shown == {up[0]: full["cards"][up[0]]["card"]}
 
 
 def test_pit_view_hides_burns_and_shows_exposed_cards() -> None:
-    # A pure check of the pit view on a round as GET /rounds shows it: the burn card (a code
+    # A pure check of the pit view on a round as the engine's snapshot has it (codes; the
+    # API turns them into text after the pit view): the burn card (a code
     # in `burns`) stays face down; the card exposed at the table (5.4/6.1) is public.
     from cardshoe.api.pitview import hidden_texts_of, public_of, scrub
 

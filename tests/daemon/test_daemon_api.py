@@ -53,7 +53,7 @@ def test_bad_input_is_a_4xx_naming_the_field_and_loses_nothing(make_table) -> No
         named = detail["field"] if isinstance(detail, dict) else ".".join(str(x) for x in detail[0]["loc"])
         assert field in named, (body, detail)
     r = table.client.post("/rounds/NOPE/wagers", json={"seat": 1, "wager": "ante", "amount": 100})
-    assert r.status_code == 409 and r.json()["detail"]["field"] == "round_id"
+    assert r.status_code == 404 and r.json()["detail"]["field"] == "round_id"  # no such round
     r = table.client.post(f"/rounds/{rid}/progressive", json={"magic_card": "10d"})
     assert r.status_code == 422 and r.json()["detail"]["field"] == "magic_card"
     assert table.round(rid)["wagers"] == {"3": {"ante": 2500}}
@@ -114,7 +114,7 @@ def test_the_event_stream_shows_cards_as_placed_live_and_from_the_journal(make_t
     table.deal([c(x) for x in ["2c", "3c", "4c", "5d", "6d"]])
     t.join(10)
     placed = [e for e in live if e["event"] == "card_placed"]
-    assert [e["data"]["data"]["card"] for e in placed] == [c(x) for x in ["2c", "3c", "4c", "5d", "6d"]][: len(placed)]
+    assert [e["data"]["data"]["card"] for e in placed] == ["2c", "3c", "4c", "5d", "6d"][: len(placed)]
     assert placed and placed[0]["data"]["round_id"] == rid
     # The same events again from the journal, after reconnecting with Last-Event-ID.
     first_id = int(live[0]["id"]) - 1
@@ -153,7 +153,7 @@ def test_the_jackpot_pool_set_at_the_table_is_the_one_settled_against(make_table
     table.ok("POST", f"/rounds/{rid}/no-more-bets")
     table.deal([c(x) for x in ["Ah", "Kh", "Qh", "2c", "7d", "9s"]])
     table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 1, "choice": "play"})
-    settlement = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]["settlement"]
+    settlement = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]
     assert settlement["jackpot"]["pool_before"] == 12_345_600
 
 
@@ -187,7 +187,7 @@ def test_a_jackpot_pool_on_a_table_with_no_reset_is_refused_at_once(make_table) 
     table.ok("POST", f"/rounds/{rid}/no-more-bets")
     table.deal([c(x) for x in ["Ah", "Kh", "Qh", "2c", "7d", "9s"]])
     table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 1, "choice": "play"})
-    settlement = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]["settlement"]
+    settlement = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]
     assert settlement["jackpot"] is None and settlement["seats"][0]["net"] > 0
 
 
@@ -211,9 +211,9 @@ def test_a_round_the_settlement_engine_refuses_stays_in_play_and_settles_once_th
     table.kill_daemon()
     table.start_daemon()
     settlement = table.ok("POST", f"/rounds/{rid}/settle", json={"jackpot_pool": 2_000_000})["settlement"]
-    assert settlement["settlement"]["seats"][0]["net"] > 0
+    assert settlement["seats"][0]["net"] > 0
     exported = table.ok("GET", f"/rounds/{rid}/export")
-    assert settle(parse_round(exported)).to_json() == settlement["settlement"]
+    assert settle(parse_round(exported)).to_json() == settlement
     report, _ = replay(table.config.journal)
     assert report.ok, report.mismatches
 
@@ -250,3 +250,87 @@ def test_the_stream_carries_hands_flags_settlements_and_link_events(make_table) 
     assert types.index("link_lost") < types.index("link_up", types.index("link_lost"))
     lost = next(e for e in events if e["event"] == "link_lost")
     assert lost["data"]["data"]["at_ns"] > 0
+
+
+def test_status_codes_are_as_the_docs_say(make_table) -> None:  # type: ignore[no-untyped-def]
+    """docs/api.md, "Errors": 422 only for a request the OpenAPI description does not allow;
+    a well-formed request the table refuses is 409 naming the error type; an unknown round 404."""
+    table: Table = make_table(TCP, 7)
+    table.power_on_and_load()
+    rid = table.ok("POST", "/rounds")["round_id"]
+    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 1, "wager": "ante", "amount": 1000})
+    # A wager Three Card Poker does not have (a Let It Ride wager): well-formed, refused by the game.
+    r = table.client.post(f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "dollar", "amount": 1000})
+    assert r.status_code == 409 and r.json()["detail"]["error"] == "UnknownWagerError", r.text
+    # A wager no game has: not in the description's enum.
+    r = table.client.post(f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "lottery", "amount": 1000})
+    assert r.status_code == 422 and r.json()["detail"]["error"] == "ValidationError"
+    assert r.json()["detail"]["field"] == "wager" and r.json()["detail"]["errors"][0]["loc"] == ["body", "wager"]
+    table.ok("POST", f"/rounds/{rid}/no-more-bets")
+    table.deal([c(x) for x in ["Ah", "Kh", "Qh", "2c", "7d", "9s"]])
+    # Settling before the player decided (TCP 3.9: the ante player plays or folds first).
+    r = table.client.post(f"/rounds/{rid}/settle", json={})
+    assert r.status_code == 409 and r.json()["detail"]["error"] == "DecisionError", r.text
+    # A decision the game does not take (Singapore Stud's `bet`), and a seat with no hand.
+    r = table.client.post(f"/rounds/{rid}/decisions", json={"seat": 1, "choice": "bet"})
+    assert r.status_code == 409 and r.json()["detail"]["error"] == "DecisionError", r.text
+    r = table.client.post(f"/rounds/{rid}/decisions", json={"seat": 4, "choice": "play"})
+    assert r.status_code == 409 and r.json()["detail"]["error"] == "BadSeatError", r.text
+    # Unknown round and flag: 404.
+    assert table.client.get("/rounds/T1-999999").status_code == 404
+    r = table.client.post(f"/rounds/{rid}/confirmations", json={"flag": 9, "confirmed": True, "supervisor": "SM"})
+    assert r.status_code == 404 and r.json()["detail"]["field"] == "flag"
+    # A query parameter the endpoint does not take is refused, not ignored.
+    r = table.client.get(f"/rounds/{rid}?veiw=pit")
+    assert r.status_code == 422 and r.json()["detail"]["field"] == "veiw"
+    # Whole numbers sent as 1000.0 are integers (JSON Schema); 10.5 and "1000" are not.
+    table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 1.0, "choice": "play"})
+    settled = table.ok("POST", f"/rounds/{rid}/settle", json={})
+    assert settled["settlement"]["seats"][0]["seat"] == 1  # the settlement itself, not nested
+    assert table.round(rid)["settlement"] == settled["settlement"]
+    # The stream from the start, as the bench's client asks for it (`after=-1`: nothing seen yet).
+    first = _sse(table.client.get("/events?after=-1&limit=1").text)
+    assert [e["event"] for e in first] == ["daemon_started"]
+    # An unknown path answers in the same error form.
+    r = table.client.get("/no-such-thing")
+    assert r.status_code == 404 and r.json()["detail"]["error"] == "NotFound"
+
+
+def test_cards_are_text_in_rounds_answers_and_the_stream(make_table) -> None:  # type: ignore[no-untyped-def]
+    table: Table = make_table(TCP, 7)
+    table.power_on_and_load()
+    rid = table.ok("POST", "/rounds")["round_id"]
+    table.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 4, "wager": "ante", "amount": 1000})
+    table.ok("POST", f"/rounds/{rid}/no-more-bets")
+    deal = ["Td", "As", "2c", "Kh", "Qh", "Jh"]  # TCP 3.7: three to seat 4, then three to the dealer
+    table.deal([c(x) for x in deal])
+    table.ok("POST", f"/rounds/{rid}/exposures", json={"shoe_index": 2})  # referred (6.1), with evidence
+    snap = table.round(rid)
+    assert snap["hands"] == {"seat 4": deal[:3], "dealer": deal[3:]}
+    assert [snap["cards"][str(i)]["card"] for i in range(1, 7)] == deal
+    assert all("code" not in card for card in snap["cards"].values())
+    flag = snap["irregularities"][0]
+    assert [(e["index"], e["card"]) for e in flag["evidence"]] == [(2, "As")]
+    with JournalReader(table.config.journal) as j:
+        n = sum(1 for e in j.entries(("event", "settlement", "link", "daemon")))
+    events = _sse(table.client.get(f"/events?after=0&limit={n}").text)
+    placed = [e["data"]["data"]["card"] for e in events if e["event"] == "card_placed"]
+    hands = [e["data"]["data"]["cards"] for e in events if e["event"] == "hand_complete"]
+    flagged = [e["data"]["data"]["irregularity"]["evidence"][0]["card"] for e in events if e["event"] == "flagged"]
+    assert placed == deal and hands == [deal[:3], deal[3:]] and flagged == ["As"]
+    # The journal itself keeps the codes (replay compares it byte for byte).
+    with JournalReader(table.config.journal) as j:
+        journaled = [e.data()["card"] for e in j.entries(("event",)) if e.data()["type"] == "card_placed"]
+    assert journaled == [c(x) for x in deal]
+
+
+def test_the_wager_and_choice_enums_are_the_engines() -> None:
+    from cardshoe import rounds
+    from cardshoe.api import models
+    from cardshoe.rounds.procedures import GAME_IDS, WAGERS
+
+    assert {w.value for w in models.Wager} == set().union(*WAGERS.values())
+    assert [ch.value for ch in models.Choice] == [ch.value for ch in rounds.Choice]
+    assert [g.value for g in models.Game] == list(GAME_IDS)
+    assert [k.value for k in models.PlaceKind] == [k.value for k in rounds.PlaceKind]
+    assert [d.value for d in models.Decision] == [d.value for d in rounds.DecisionKind]

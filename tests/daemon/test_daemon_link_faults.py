@@ -253,8 +253,8 @@ def test_a_new_journal_adopts_a_shoe_already_running_instead_of_asking_for_acked
     rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS])
     snap = table.round(rid)
-    assert snap["hands"]["seat 2"] == [c(x) for x in HANDS[0:3]]
-    assert snap["hands"]["dealer"] == [c(x) for x in HANDS[6:9]]
+    assert snap["hands"]["seat 2"] == list(HANDS[0:3])
+    assert snap["hands"]["dealer"] == list(HANDS[6:9])
     assert sorted(int(k) for k in snap["placements"]) == list(range(4, 13))
     with journal(table) as j:
         assert [e.data()["type"] for e in j.entries(("link",))].count("window_adopted") == 1

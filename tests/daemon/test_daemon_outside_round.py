@@ -31,7 +31,7 @@ def _events(table: Table, *types: str) -> list[dict[str, Any]]:
 
 def _play(table: Table, rid: str) -> dict[str, Any]:
     table.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
-    settlement: dict[str, Any] = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]["settlement"]
+    settlement: dict[str, Any] = table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]
     return settlement
 
 

@@ -342,3 +342,95 @@ def test_bad_cards_still_refused_on_the_fast_path() -> None:
         evaluate5((0, 1, 2, 3, 52))
     with pytest.raises(DuplicateCardError):
         best5((0, 1, 2, 3, 4, 5, 5))
+
+
+# ---------------------------------------------------------------- Hand as a value (issue 15)
+
+def test_hand_is_an_immutable_value() -> None:
+    """A Hand compares by kind, strength and the cards shown, whatever order the cards
+    were given in; it is hashable, not ordered, immutable, and survives pickle/copy."""
+    import copy
+    import pickle
+
+    from cardshoe.poker import Hand
+
+    a = evaluate5(parse_cards("Kd Ks 2c 9h Kh"))
+    b = evaluate5(parse_cards("9h Kh 2c Ks Kd"))
+    assert a == b and hash(a) == hash(b) and not (a != b)
+    assert a.cards == tuple(parse_cards("Ks Kh Kd 9h 2c"))  # the trips first (Stud 3.12.4)
+    assert a == Hand(Hand5.THREE_OF_A_KIND, a.strength, parse_cards("Ks Kh Kd 9h 2c"))
+    assert a != evaluate5(parse_cards("Kd Ks 3c 9h Kh"))
+    assert len({a, b, best5(parse_cards("Kd Ks 2c 9h Kh"))}) == 1
+    for other in (pickle.loads(pickle.dumps(a)), copy.copy(a), copy.deepcopy(a)):
+        assert other == a and other.cards == a.cards and other.kind is a.kind
+    with pytest.raises(TypeError):
+        assert a < b  # type: ignore[operator]
+    with pytest.raises(AttributeError):
+        a.strength = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        a.extra = 1  # type: ignore[attr-defined]
+    assert repr(a).startswith("Hand(kind=<Hand5.THREE_OF_A_KIND")
+    assert a != (a.kind, a.strength, a.cards)  # not a plain tuple
+    assert a  # true, as any object
+    for not_a_sequence in (lambda: len(a), lambda: list(a), lambda: 51 in a):
+        with pytest.raises(TypeError):
+            not_a_sequence()
+    with pytest.raises(TypeError):
+        kind, strength, cards = a  # type: ignore[misc]
+
+
+def test_hand_of_seven_shows_the_five_that_make_it() -> None:
+    hand = best5(parse_cards("2s 3s 4s 5s 6s 6h 6d"))  # straight flush beats trips (3.11)
+    assert hand.kind is Hand5.STRAIGHT_FLUSH
+    assert hand.cards == tuple(parse_cards("6s 5s 4s 3s 2s"))
+    hand = best5(parse_cards("Ah Ad Ac Kh Kd Ks 2c"))  # two trips: aces full of kings
+    assert hand.kind is Hand5.FULL_HOUSE and hand.ranks == (14, 14, 14, 13, 13)
+    assert hand.cards[3:] == tuple(parse_cards("Ks Kh"))  # the higher-coded kings (best5's rule)
+
+
+@pytest.mark.parametrize("bad", [
+    [True, 2, 3, 4, 5],       # a bool is not a card code
+    [0, 1, 2, 3, -1],         # a negative int would index from the end
+    [0, 1, 2, 3, -52],
+    [0, 1, 2, 3, 52],
+    [0, 1, 2, 3, 4.0],
+    [0, 1, 2, 3, "4"],
+    [0, 1, 2, 3],
+    [0, 1, 2, 3, 4, 5, 6, 7],
+])
+def test_fast_paths_refuse_what_check_card_refuses(bad: list[object]) -> None:
+    for evaluate in (evaluate5, best5):
+        with pytest.raises(CardError):
+            evaluate(bad)  # type: ignore[arg-type]
+        with pytest.raises(CardError):
+            evaluate(tuple(bad))  # type: ignore[arg-type]
+    seven = bad + [40, 41] if len(bad) == 5 else None
+    if seven is not None:
+        with pytest.raises(CardError):
+            best5(seven)  # type: ignore[arg-type]
+        with pytest.raises(CardError):
+            best5(seven[:6])  # type: ignore[arg-type]
+
+
+def test_duplicates_refused_at_every_size() -> None:
+    for cards in ([7, 7, 1, 2, 3], [1, 2, 3, 4, 5, 5], [9, 1, 2, 3, 4, 5, 9]):
+        with pytest.raises(DuplicateCardError):
+            best5(cards)
+    with pytest.raises(DuplicateCardError):
+        evaluate5(iter([51, 0, 1, 2, 51]))
+
+
+def test_int_subclasses_and_iterables_are_cards() -> None:
+    """check_card takes any int 0..51 but a bool; the fast path must agree (an IntEnum
+    card, a generator, a list give the same hand as a tuple of plain ints)."""
+    from enum import IntEnum
+
+    class Code(IntEnum):
+        AS = 51
+        KS = 47
+
+    plain = evaluate5((51, 47, 43, 39, 35))
+    assert evaluate5([Code.AS, Code.KS, 43, 39, 35]) == plain
+    assert evaluate5(c for c in (51, 47, 43, 39, 35)) == plain
+    assert best5([Code.AS, Code.KS, 43, 39, 35, 0, 1]) == plain
+    assert all(type(c) is int for c in evaluate5([Code.AS, Code.KS, 43, 39, 35]).cards)

@@ -4,8 +4,6 @@
 // bounded event log, so a page open for a whole shift holds bounded memory.
 "use strict";
 
-const RANKS = "23456789TJQKA";
-const SUITS = "cdhs";
 const SUIT_SYMBOL = { c: "\u2663", d: "\u2666", h: "\u2665", s: "\u2660" };
 const LOG_MAX = 50;        // event log lines kept
 const HISTORY_MAX = 200;   // earlier rounds listed
@@ -20,12 +18,14 @@ const state = {
   refreshTimer: null,
   shoeFlags: { integrity: null, faults: null },
   jackpot: null,
+  floor: null,
 };
 
 const $ = (id) => document.getElementById(id);
 
-function cardText(code) {
-  return RANKS[code >> 2] + SUITS[code & 3];
+// Cards arrive as text ("As"); null when face down in the pit view (or unread).
+function cardText(card) {
+  return typeof card === "string" ? card : null;
 }
 
 function el(tag, attrs, ...children) {
@@ -47,8 +47,8 @@ function svg(tag, attrs, text) {
 
 // One card as placed: drawn (SVG) and as text. A face-down card has no value in the data
 // the page received (the pit view), so it is drawn as a back.
-function drawCard(index, code, placeLabel) {
-  const text = code === null || code === undefined ? null : cardText(code);
+function drawCard(index, card, placeLabel) {
+  const text = cardText(card);
   const box = el("div", { class: "card", "data-index": index, "data-place": placeLabel, "data-card": text || "" });
   const pic = svg("svg", { viewBox: "0 0 50 70", role: "img", "aria-label": text || "face down" });
   if (text) {
@@ -194,7 +194,7 @@ function logLine(msg) {
   const d = msg.data || {};
   const parts = [`#${msg.id}`, d.type || msg.kind];
   if (d.place) parts.push(`${d.place.kind}${d.place.seat ? " " + d.place.seat : ""} #${d.place.number}`);
-  if (d.card !== undefined) parts.push(d.card === null ? "face down" : cardText(d.card));
+  if (d.card !== undefined) parts.push(cardText(d.card) || "face down");
   if (d.rules) parts.push("rules " + d.rules.join(", "));
   const log = $("log");
   log.prepend(el("li", {}, parts.join(" ")));
@@ -241,6 +241,11 @@ function drawStatus(s) {
   // The daemon's alarms (a silent shoe, the port), each with its message.
   const alarms = (Array.isArray(s.alarms) ? s.alarms : []).map((a) => a.message || a.type || JSON.stringify(a));
   if (s.journal_failed) alarms.push(`journal failed: ${s.journal_failed}`);
+  // A linked table whose floor is away says so: progressive wagers are refused meanwhile.
+  if (s.floor && s.floor.message) alarms.push(s.floor.message);
+  // A linked table shows the floor's pool, never one of its own (issue 14).
+  state.floor = s.floor || null;
+  if (state.floor && state.floor.link) state.jackpot = state.floor.online ? state.floor.pool : null;
   for (const [shoe, v] of Object.entries(s.version_mismatch || {})) alarms.push(`shoe ${shoe}: ${v.message}`);
   $("alarms").textContent = alarms.length ? alarms.join("; ") : "none";
   $("alarms").className = alarms.length ? "bad" : "";
@@ -272,8 +277,11 @@ function drawRound(snap, status) {
   if (item) item.textContent = snap.void ? "void" : snap.status;
   $("history-note").hidden = state.viewing === null;
   const pool = snap.jackpot_pool !== null && snap.jackpot_pool !== undefined ? snap.jackpot_pool : state.jackpot;
-  $("jackpot").textContent = pool === null || pool === undefined ? "-" : money(pool);
-  const settlement = snap.settlement ? snap.settlement.settlement || snap.settlement : null;
+  const linked = state.floor && state.floor.link;
+  $("jackpot").textContent = pool === null || pool === undefined
+    ? (linked && !state.floor.online ? "floor unreachable" : "-")
+    : money(pool) + (linked ? ` (link ${state.floor.link})` : "");
+  const settlement = snap.settlement || null;
   // Seats 1..N from the dealer's left (drawn right to left as the dealer faces the players).
   const seats = $("seats");
   seats.replaceChildren();
@@ -303,16 +311,16 @@ function drawRound(snap, status) {
     else if (place.kind === "community") target = $("area-community");
     else target = $("area-burn");
     if (!target) continue;
-    target.querySelector(".cards").append(drawCard(index, card.code, placeLabel(place)));
+    target.querySelector(".cards").append(drawCard(index, card.card, placeLabel(place)));
   }
   // Hands with their class once complete (as far as this view shows their cards), then as
   // the settlement ranks them.
   const classes = snap.hand_classes || {};
-  for (const [label, codes] of Object.entries(snap.hands || {})) {
+  for (const [label, cardsOfHand] of Object.entries(snap.hands || {})) {
     const target = label === "dealer" ? $("area-dealer") : $(`seat-${label.replace("seat ", "")}`);
     const h = target && target.querySelector(".hand");
     if (!h) continue;
-    h.textContent = classes[label] || (codes.length ? `${codes.length} cards` : "");
+    h.textContent = classes[label] || (cardsOfHand.length ? `${cardsOfHand.length} cards` : "");
   }
   if (settlement) {
     if (settlement.dealer && $("area-dealer")) {
@@ -351,7 +359,7 @@ function drawFlags(snap) {
       el("span", { class: "flag-rules" }, `rules ${(f.rules || []).join(", ")}`), ` - ${f.detail || ""} `,
       el("em", {}, WAITING[f.decision] ? `waits for ${WAITING[f.decision]}` : `decision: ${f.decision}`));
     if (f.resolved_by) li.append(` (by ${f.resolved_by})`);
-    const ev = (f.evidence || []).map((e) => `#${e.index} ${e.code === null || e.code === undefined ? "face down" : cardText(e.code)}`);
+    const ev = (f.evidence || []).map((e) => `#${e.index} ${cardText(e.card) || "face down"}`);
     if (ev.length) li.append(el("div", { class: "evidence" }, "evidence: " + ev.join(", ")));
     if (f.proposal && f.proposal.length) {
       li.append(el("div", { class: "evidence" }, "proposal: " +

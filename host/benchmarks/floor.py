@@ -1,0 +1,394 @@
+"""`cardshoe bench floor`: N tables into one PostgreSQL, with the faults of issue 14.
+
+Each table is the real table core and service (`TableCore`, `TableService`, its own SQLite
+journal, `TableControl` linked to the floor) fed CARD frames by a simulated shoe at dealing
+speed (a card every `--card-ms`), with its real shipper and floor client speaking HTTP to
+`cardshoe floor`'s API (uvicorn, in this process) through a TCP relay that can be cut. The
+floor store is a PostgreSQL of this machine started for the run (`cardshoe.floor.pgserver`).
+Each table deals Megalink Three Card Poker rounds: three seats with ante and progressive.
+
+During the run PostgreSQL is restarted (at 30 % of it) and the table-to-floor connection is
+cut for `--cut-s` seconds (from 45 %). Afterwards every table's journal is compared with the
+floor entry by entry (each exactly once), and the link's pool is recomputed from the
+journals alone (`cardshoe.floor.audit`) and compared with the floor's.
+
+Printed per table count: entries ingested per second (the floor's rows over the run), the
+backlog's drain rate after the cut, and the pool-update latency (a round's settle call to
+the floor: HTTP, the serialized transaction, the answer) p50/p99. Figures, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+TOKEN = "bench-floor-token-0123456789abcdef"
+RESET = 1_000_000
+RATE_PPM = 50_000
+GAME = "megalink-three-card-poker"
+
+
+@dataclass
+class TableRun:
+    name: str
+    journal: Path
+    service: Any
+    control: Any
+    client: Any
+    shipper: Any
+    rounds: int = 0
+    settle_ms: list[float] = field(default_factory=list)
+    refused_progressive: int = 0
+    settle_waits: int = 0
+
+
+def _deal_round(t: TableRun, rng: random.Random, card_s: float, stop: threading.Event, seq: list[int]) -> None:
+    from cardshoe.daemon.control import Refused
+    from cardshoe.daemon.service import FrameInput
+
+    control = t.control
+    rid = str(control.open_round().round_id)
+    for s in (1, 2, 3):
+        control.place_wager(rid, s, "ante", 1000)
+        try:
+            control.place_wager(rid, s, "progressive", 500)
+        except Refused:
+            t.refused_progressive += 1  # the floor is away: base games go on
+    control.no_more_bets(rid)
+    deck = list(range(52))
+    rng.shuffle(deck)
+    # Megalink 3.7: three to each seat, three to the dealer, three community (the third burned).
+    for code in deck[:15]:
+        seq[0] += 1
+        msg = {"type": "CARD", "shoe_no": 1, "index": seq[0], "code": code, "raw": f"{seq[0]:08x}",
+               "t_ms": seq[0] * 10, "card_deck": 7, "method": 1, "flags": 0}
+        t.service.submit_frame(FrameInput(shoe=1, boot=1, seq=seq[0], type=2, message=msg, raw=b""))
+        stop.wait(card_s)
+    control.deal_complete(rid)
+    for s in (1, 2, 3):
+        control.decision(rid, s, "play")
+    while True:
+        try:
+            control.settle(rid, None)
+        except Refused as exc:
+            if exc.status != 503:
+                raise
+            t.settle_waits += 1  # never settled against a stale pool: wait for the floor
+            time.sleep(0.5)
+            continue
+        break
+    t.rounds += 1
+
+
+class _Retrying:
+    """The benchmark's own reads of the store, retried across the restart it causes."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        from cardshoe.floor.store import StoreUnavailable
+
+        method = getattr(self._store, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for attempt in range(50):
+                try:
+                    return method(*args, **kwargs)
+                except StoreUnavailable:
+                    if attempt == 49:
+                        raise
+                    time.sleep(0.2)
+            raise AssertionError("unreachable")
+        return call
+
+
+class _FloorProcess:
+    """`cardshoe floor serve` on a free port of 127.0.0.1, as a child process."""
+
+    def __init__(self, dsn: str, link: str) -> None:
+        import os
+        import socket
+        import subprocess
+        import sys
+        import urllib.request
+
+        for _ in range(5):
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                self.port = int(sock.getsockname()[1])
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "cardshoe.cli", "floor", "serve", "--postgres", dsn, "--link", link,
+                 "--listen", f"127.0.0.1:{self.port}"],
+                env={**os.environ, "CARDSHOE_FLOOR_TOKEN": TOKEN}, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    req = urllib.request.Request(f"http://127.0.0.1:{self.port}/links",
+                                                 headers={"Authorization": f"Bearer {TOKEN}"})
+                    with urllib.request.urlopen(req, timeout=2):
+                        return
+                except OSError:
+                    time.sleep(0.1)
+            self.close()  # the port was taken between our look and its bind: another one
+        raise RuntimeError("cardshoe floor serve did not start")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except Exception:  # noqa: BLE001 - it did not stop: end it
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _last_id(journal: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(f"{journal.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM entries").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _time_settles(client: Any, out: list[float], server: list[float]) -> None:
+    """Record the round trip of every successful settle call (the pool update) in ms, and the
+    floor's own share of it (`server_ms` of the answer)."""
+    inner = client.settle
+
+    def timed(round_json: Any) -> Any:
+        t0 = time.perf_counter()
+        answer = inner(round_json)
+        out.append((time.perf_counter() - t0) * 1000)
+        server.append(float(answer.get("server_ms", "nan")))
+        return answer
+
+    client.settle = timed
+
+
+def run(n_tables: int, seconds: float, card_ms: float, cut_s: float, restart: bool, workdir: Path) -> dict[str, Any]:
+    """One run with `n_tables` tables for about `seconds`; returns its figures."""
+    from cardshoe.daemon.bus import EventBus
+    from cardshoe.daemon.control import TableControl
+    from cardshoe.daemon.core import TableCore, TableSetup
+    from cardshoe.daemon.service import TableService
+    from cardshoe.floor.audit import audit, rounds_of_journal
+    from cardshoe.floor.client import FloorClient
+    from cardshoe.floor.pgserver import PgCluster
+    from cardshoe.floor.progressive import LinkSettings
+    from cardshoe.floor.shipper import Shipper
+    from cardshoe.floor.store import FloorStore
+    from cardshoe.floor.testnet import Relay
+    from cardshoe.journal import Journal, JournalReader
+
+    cluster = PgCluster.create()
+    store = _Retrying(FloorStore.postgres(cluster.dsn, pool_size=4))  # the benchmark's own reads
+    link = LinkSettings("mega", RESET, RATE_PPM, 3_000_000)
+    store.configure_link(link)
+    # The floor in a process of its own, as deployed (`cardshoe floor serve`), so the tables'
+    # threads and the floor do not share one interpreter.
+    server = _FloorProcess(cluster.dsn, f"mega:{RESET}:{RATE_PPM}:3000000")
+    relay = Relay(server.port)
+    limits = (("ante", 1000, 500_000), ("pair_plus", 1000, 100_000), ("play", 1000, 500_000),
+              ("progressive", 500, 500))
+    tables: list[TableRun] = []
+    journals: list[Journal] = []
+    server_ms: list[float] = []
+    try:
+        for i in range(n_tables):
+            name = f"T{i + 1:03d}"
+            path = workdir / f"{name}.sqlite"
+            journal = Journal(path, synchronous="NORMAL", holder=f"bench {name}")
+            journals.append(journal)
+            setup = TableSetup(name, GAME, 7, limits=limits, jackpot_reset=RESET)
+            service = TableService(TableCore(setup), journal, EventBus())
+            service.submit_input({"action": "setup", **setup.to_json()})
+            client = FloorClient(relay.url, TOKEN, name, "mega", GAME, timeout_s=5.0)
+            client.high_water()  # online before the first wager
+            tables_ms: list[float] = []
+            _time_settles(client, tables_ms, server_ms)
+            control = TableControl(service, floor=client)
+            shipper = Shipper(path, client)
+            shipper.start()
+            tables.append(TableRun(name, path, service, control, client, shipper, settle_ms=tables_ms))
+        stop = threading.Event()
+        start = time.monotonic()
+        errors: list[str] = []
+
+        def dealer(t: TableRun, seed: int) -> None:
+            rng = random.Random(seed)
+            seq = [0]
+            try:
+                while time.monotonic() - start < seconds:
+                    _deal_round(t, rng, card_ms / 1000, stop, seq)
+            except Exception as exc:  # noqa: BLE001 - reported in the figures
+                errors.append(f"{t.name}: {type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=dealer, args=(t, k), daemon=True) for k, t in enumerate(tables)]
+        for th in threads:
+            th.start()
+        events: list[str] = []
+        if restart:
+            time.sleep(max(0.0, start + seconds * 0.30 - time.monotonic()))
+            t0 = time.monotonic()
+            cluster.restart("fast")
+            events.append(f"PostgreSQL restarted at {t0 - start:.1f} s ({time.monotonic() - t0:.2f} s down)")
+        drain: tuple[int, float] = (0, float("nan"))
+        if cut_s > 0:
+            time.sleep(max(0.0, start + seconds * 0.45 - time.monotonic()))
+            cut_at = time.monotonic()
+            relay.cut()
+            time.sleep(cut_s)
+            # The backlog the cut left: every table's journal beyond what the floor holds.
+            targets = {t.name: _last_id(t.journal) for t in tables}
+            backlog = sum(max(0, targets[t.name] - store.high_water(t.name)) for t in tables)
+            relay.restore()
+            cut_end = time.monotonic()
+            events.append(f"table-floor connection cut {cut_at - start:.1f}-{cut_end - start:.1f} s")
+            # The drain is timed from the first entry the floor takes after the restore (the
+            # shippers' backoff before it is the reconnect delay, printed apart) to the last.
+            held_at_restore = sum(r["high_water"] for r in store.tables())
+            first = None
+            while time.monotonic() - cut_end < 300:
+                rows = {r["table"]: r["high_water"] for r in store.tables()}
+                if first is None and sum(rows.values()) > held_at_restore:
+                    first = time.monotonic()
+                if all(rows.get(k, 0) >= v for k, v in targets.items()):
+                    break
+                time.sleep(0.05)
+            done_at = time.monotonic()
+            reconnect = (first if first is not None else done_at) - cut_end
+            drain = (backlog, done_at - (first if first is not None else cut_end))
+            events.append(f"the shippers reconnected {reconnect:.1f} s after the restore (backoff)")
+        for th in threads:
+            th.join()
+        dealt_s = time.monotonic() - start
+        backlog_at_end = sum(max(0, _last_id(t.journal) - store.high_water(t.name)) for t in tables)
+        deadline = time.monotonic() + 300
+        caught = time.monotonic()
+        pending = list(tables)
+        while pending and time.monotonic() < deadline:
+            still = []
+            for t in pending:
+                if store.high_water(t.name) < _last_id(t.journal):
+                    still.append(t)
+            pending = still
+            if pending:
+                time.sleep(0.2)
+        drain_s = time.monotonic() - caught
+        total_s = time.monotonic() - start
+        # Exactly once: every journal entry on the floor, once, and nothing else.
+        missing = doubled = 0
+        rounds_all: list[dict[str, Any]] = []
+        journal_entries = 0
+        for t in tables:
+            with JournalReader(t.journal) as reader:
+                ids = [e.id for e in reader.entries()]
+                rounds_all += rounds_of_journal(t.name, ((e.kind, e.round_id, e.body)
+                                                         for e in reader.entries(("input", "settlement"))), "mega")
+            journal_entries += len(ids)
+            held = [e.id for e in store.entries(t.name, limit=10_000_000)]
+            missing += len(set(ids) - set(held))
+            doubled += len(held) - len(set(held)) + len(set(held) - set(ids))
+        report = audit(link, rounds_all)
+        floor_pool = store.pool("mega")
+        lat = sorted(x for t in tables for x in t.settle_ms)
+
+        def p(q: float) -> float:
+            return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
+
+        return {
+            "tables": n_tables, "rounds": sum(t.rounds for t in tables), "dealt_s": dealt_s, "total_s": total_s,
+            "floor_entries": store.count_entries(), "journal_entries": journal_entries,
+            "ingest_per_s": store.count_entries() / total_s, "backlog_at_end": backlog_at_end,
+            "drain_s": drain_s, "cut_backlog": drain[0], "cut_drain_s": drain[1], "missing": missing, "doubled": doubled, "not_caught_up": len(pending),
+            "settle_p50_ms": p(0.50), "settle_p99_ms": p(0.99), "settles": len(lat),
+            "server_p50_ms": _pct(server_ms, 0.50), "server_p99_ms": _pct(server_ms, 0.99),
+            "pool_floor": floor_pool["pool"], "pool_audit": report.pool, "carry_floor": floor_pool["carry"],
+            "carry_audit": report.carry, "audit_problems": report.problems[:5],
+            "refused_progressive": sum(t.refused_progressive for t in tables),
+            "settle_waits": sum(t.settle_waits for t in tables), "events": events, "errors": errors[:5],
+            "statistics_mean_ms": statistics.fmean(lat) if lat else float("nan"),
+        }
+    finally:
+        for t in tables:
+            t.shipper.stop()
+        for j in journals:
+            j.close()
+        relay.close()
+        server.close()
+        store.close()
+        cluster.destroy()
+
+
+def _pct(values: list[float], q: float) -> float:
+    got = sorted(values)
+    return got[min(len(got) - 1, int(q * len(got)))] if got else float("nan")
+
+
+def _drain(r: dict[str, Any]) -> str:
+    # Under the 50 ms poll a drain is one exchange: no rate can be read from it.
+    if r["cut_drain_s"] != r["cut_drain_s"]:
+        return "(no cut)"
+    if r["cut_drain_s"] < 0.1:
+        return "in one exchange"
+    return f"in {r['cut_drain_s']:.1f} s ({r['cut_backlog'] / r['cut_drain_s']:.0f}/s, dealing on)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the floor benchmark for each table count and print the figures."""
+    parser = argparse.ArgumentParser(prog="cardshoe bench floor", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tables", default="1,10,100", help="table counts, comma-separated (default 1,10,100)")
+    parser.add_argument("--seconds", type=float, default=120.0, help="dealing time per run (default 120)")
+    parser.add_argument("--card-ms", type=float, default=1000.0, help="ms between cards at a table (default 1000)")
+    parser.add_argument("--cut-s", type=float, default=60.0, help="table-floor cut, seconds (default 60; 0: none)")
+    parser.add_argument("--no-restart", action="store_true", help="do not restart PostgreSQL mid-run")
+    args = parser.parse_args(list(argv or []))
+    status = 0
+    summary: list[dict[str, Any]] = []
+    for n in (int(x) for x in args.tables.split(",")):
+        workdir = Path(tempfile.mkdtemp(prefix="cardshoe-bench-floor-"))
+        try:
+            r = run(n, args.seconds, args.card_ms, args.cut_s, not args.no_restart, workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        exact = (r["missing"], r["doubled"], r["not_caught_up"]) == (0, 0, 0) and not r["audit_problems"] \
+            and (r["pool_floor"], r["carry_floor"]) == (r["pool_audit"], r["carry_audit"])
+        status |= 0 if exact and not r["errors"] else 1
+        r["exact"] = exact
+        print(f"tables {n:>4}: {r['rounds']} rounds, {r['floor_entries']} entries on the floor "
+              f"({r['journal_entries']} in the journals) in {r['total_s']:.1f} s: ingest {r['ingest_per_s']:.0f} "
+              f"entries/s while dealing; the cut's backlog {r['cut_backlog']} entries drained {_drain(r)}",
+              flush=True)
+        print(f"            pool update (settle round trip) p50 {r['settle_p50_ms']:.1f} ms, p99 "
+              f"{r['settle_p99_ms']:.1f} ms over {r['settles']} settlements (of it in the floor: p50 "
+              f"{r['server_p50_ms']:.1f} ms, p99 {r['server_p99_ms']:.1f} ms); progressive wagers refused while "
+              f"cut {r['refused_progressive']}, settlements that waited for the floor {r['settle_waits']}")
+        print(f"            exactly once: missing {r['missing']}, doubled {r['doubled']}; pool floor "
+              f"{r['pool_floor']} (carry {r['carry_floor']}) vs journals {r['pool_audit']} (carry "
+              f"{r['carry_audit']}): {'EXACT' if exact else 'DIFFERENT'}; {'; '.join(r['events'])}", flush=True)
+        for problem in r["audit_problems"] + r["errors"]:
+            print(f"            problem: {problem}")
+        summary.append(r)
+    # How the cost grows with the number of tables.
+    print("tables  entries/s dealing  backlog drain/s  settle p50 ms  settle p99 ms  floor p50 ms  floor p99 ms  exact")
+    for r in summary:
+        drain = r["cut_backlog"] / r["cut_drain_s"] if r["cut_drain_s"] >= 0.1 else 0
+        print(f"{r['tables']:>6}  {r['ingest_per_s']:>16.0f}  {drain:>15.0f}  {r['settle_p50_ms']:>13.1f}  "
+              f"{r['settle_p99_ms']:>13.1f}  {r['server_p50_ms']:>12.1f}  {r['server_p99_ms']:>12.1f}  "
+              f"{'yes' if r['exact'] else 'NO'}")
+    return status

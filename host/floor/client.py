@@ -1,0 +1,163 @@
+"""The table's end of the floor: an HTTP client of `cardshoe floor`, and whether it answers.
+
+Standard library only (`urllib`), with a short timeout, so a floor that does not answer
+costs the table a bounded wait and never a hung thread. `FloorClient.online` is what the
+table's controls ask before taking a progressive wager: the floor answered within the last
+`offline_after_s` seconds and its last exchange did not fail.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from .store import ShippedEntry
+
+__all__ = ["FloorUnreachable", "FloorRefused", "FloorClient", "FloorState"]
+
+
+class FloorUnreachable(ConnectionError):
+    """The floor did not answer (network, timeout, the floor's store down: HTTP 503)."""
+
+
+class FloorRefused(ValueError):
+    """The floor answered with a refusal (4xx); `field` and `message` say why."""
+
+    def __init__(self, status: int, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.status = status
+        self.field = field_name
+        self.message = message
+
+
+@dataclass
+class FloorState:
+    """What the table knows of the floor, for its status and page."""
+
+    online: bool = False
+    last_ok_ns: int = 0
+    last_error: str | None = "not contacted yet"
+    pool: int | None = None
+    """The link's pool as the floor last said ("as displayed")."""
+    pool_at_ns: int = 0
+    high_water: int = 0
+    """The highest entry id the floor holds of this table."""
+
+
+class FloorClient:
+    """One table's client of the floor API at `url` (e.g. http://floor:8700), as table `table`
+    of link `link` (None: a table with no linked progressive, that only ships its journal)."""
+
+    def __init__(self, url: str, token: str, table: str, link: str | None, game: str | None = None, *,
+                 timeout_s: float = 3.0, offline_after_s: float = 6.0, journal_id: str | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        # The table's name on the floor: with its journal's id, so a table's next journal (a new
+        # gaming day: entry ids and round ids from 1 again) is a stream of its own, never taken
+        # for what the floor already holds.
+        self.table = table if journal_id is None else f"{table}.{journal_id}"
+        self.link = link
+        self.game = game
+        self.timeout_s = timeout_s
+        self.offline_after_s = offline_after_s
+        self.state = FloorState()
+        self._lock = threading.Lock()
+
+    # -- transport ---------------------------------------------------------------------
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Authorization": f"Bearer {self.token}",
+                                              "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                answer = json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            text = exc.read().decode(errors="replace")
+            if exc.code >= 500 or exc.code == 429:
+                self._failed(f"floor answered {exc.code}: {text[:200]}")
+                raise FloorUnreachable(f"floor answered {exc.code}: {text[:200]}") from None
+            self._ok()
+            try:
+                detail = json.loads(text).get("detail", {})
+            except ValueError:
+                detail = {}
+            if not isinstance(detail, dict):
+                detail = {"message": str(detail)}
+            raise FloorRefused(exc.code, str(detail.get("field", "floor")), str(detail.get("message", text[:200]))) \
+                from None
+        except (OSError, ValueError) as exc:  # URLError, timeouts, resets, a garbled answer
+            self._failed(f"floor unreachable: {exc}")
+            raise FloorUnreachable(f"floor unreachable at {self.url}: {exc}") from None
+        self._ok()
+        return answer
+
+    def _ok(self) -> None:
+        with self._lock:
+            self.state.online = True
+            self.state.last_ok_ns = time.monotonic_ns()
+            self.state.last_error = None
+
+    def _failed(self, message: str) -> None:
+        with self._lock:
+            self.state.online = False
+            self.state.last_error = message
+
+    @property
+    def online(self) -> bool:
+        """The floor answered lately and its last exchange did not fail."""
+        with self._lock:
+            fresh = time.monotonic_ns() - self.state.last_ok_ns < int(self.offline_after_s * 1e9)
+            return self.state.online and fresh
+
+    def status(self) -> dict[str, Any]:
+        """The floor as the table's status shows it."""
+        online = self.online
+        with self._lock:
+            s = self.state
+            message = None
+            if not online:
+                message = ("the floor is unreachable: progressive wagers are refused and none is settled until it "
+                           f"returns ({s.last_error or 'no answer lately'}); base games go on")
+            return {"url": self.url, "link": self.link, "online": online, "pool": s.pool if online else None,
+                    "last_pool": s.pool, "high_water": s.high_water, "last_error": s.last_error,
+                    "message": message}
+
+    # -- calls -------------------------------------------------------------------------
+    def high_water(self) -> int:
+        """The highest entry id of this table the floor holds."""
+        answer = self._call("GET", f"/tables/{self.table}/high-water")
+        hwm = int(answer["high_water"])
+        with self._lock:
+            self.state.high_water = hwm
+        return hwm
+
+    def ship(self, entries: Sequence[ShippedEntry]) -> int:
+        """Send entries (in id order); returns the floor's high-water mark after them. Also
+        brings back the link's pool as displayed."""
+        answer = self._call("POST", f"/tables/{self.table}/entries",
+                            {"link": self.link, "game": self.game, "entries": [e.to_json() for e in entries]})
+        hwm = int(answer["high_water"])
+        with self._lock:
+            self.state.high_water = hwm
+            pool = answer.get("pool")
+            if isinstance(pool, int):
+                self.state.pool = pool
+                self.state.pool_at_ns = time.monotonic_ns()
+        return hwm
+
+    def settle(self, round_json: Mapping[str, Any]) -> dict[str, Any]:
+        """Ask the floor to assign the round its pool (and apply its contribution and hits)."""
+        if self.link is None:
+            raise FloorRefused(409, "link", "this table is on no link")
+        answer: dict[str, Any] = self._call("POST", f"/links/{self.link}/settle",
+                                            {"table": self.table, "round": dict(round_json)})
+        with self._lock:
+            self.state.pool = int(answer["pool_after"])
+            self.state.pool_at_ns = time.monotonic_ns()
+        return answer

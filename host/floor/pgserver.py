@@ -1,0 +1,141 @@
+"""A PostgreSQL server of the machine's own installation, started in a directory of ours.
+
+The tests, the floor benchmark and `cardshoe floor pg start` run a throwaway cluster:
+`initdb` in a fresh directory, then `pg_ctl start` with its socket in that directory and TCP
+on a free port of 127.0.0.1, so two runs at once never share a server, a port or a file.
+PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres` user
+(created by Debian's `postgresql` package, which `scripts/postgres-deps` installs) and its
+programs run through `runuser`. Nothing is fetched at run time.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PgNotInstalled", "PgCluster", "find_bindir"]
+
+
+class PgNotInstalled(RuntimeError):
+    """No PostgreSQL server programs on this machine (run scripts/postgres-deps)."""
+
+
+def find_bindir() -> Path:
+    """The directory of `initdb`, `pg_ctl` and `postgres`: $CARDSHOE_PG_BINDIR, Debian's newest
+    /usr/lib/postgresql/N/bin, or the PATH."""
+    env = os.environ.get("CARDSHOE_PG_BINDIR")
+    if env:
+        return Path(env)
+    debian = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name)
+                    if p.parent.parent.name.isdigit() else 0)
+    if debian:
+        return debian[-1].parent
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).resolve().parent
+    raise PgNotInstalled("PostgreSQL's initdb is not installed: run scripts/postgres-deps "
+                         "(Debian's postgresql package)")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class PgCluster:
+    """One cluster in `directory` (`data/` inside it, the socket beside it)."""
+
+    directory: Path
+    port: int = 0
+    user: str = "cardshoe"
+    database: str = "floor"
+
+    @classmethod
+    def create(cls, directory: Path | None = None) -> PgCluster:
+        """initdb a new cluster (in a fresh temporary directory unless one is given) and start it."""
+        if directory is None:
+            # Under /tmp itself, not a test's tmp_path: the postgres user must reach it.
+            directory = Path(tempfile.mkdtemp(prefix="cardshoe-pg-"))
+        directory.mkdir(parents=True, exist_ok=True)
+        cluster = cls(directory)
+        cluster._chown(directory)
+        cluster._run(["initdb", "-D", str(cluster.data), "-U", cluster.user, "--auth=trust", "-E", "UTF8",
+                      "--no-instructions"])
+        cluster.start()
+        cluster._run(["createdb", "-h", str(cluster.directory), "-p", str(cluster.port), "-U", cluster.user,
+                      cluster.database])
+        return cluster
+
+    @property
+    def data(self) -> Path:
+        """The cluster's data directory."""
+        return self.directory / "data"
+
+    @property
+    def dsn(self) -> str:
+        """A libpq connection string to the cluster's database over its socket."""
+        return f"host={self.directory} port={self.port} user={self.user} dbname={self.database}"
+
+    @property
+    def tcp_dsn(self) -> str:
+        """The same over TCP on 127.0.0.1."""
+        return f"host=127.0.0.1 port={self.port} user={self.user} dbname={self.database}"
+
+    def _as_root(self) -> bool:
+        return os.geteuid() == 0
+
+    def _chown(self, path: Path) -> None:
+        if self._as_root():
+            pw = pwd.getpwnam("postgres")
+            os.chown(path, pw.pw_uid, pw.pw_gid)
+            os.chmod(path, 0o700)
+
+    def _run(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+        program = str(find_bindir() / argv[0])
+        cmd = [program, *argv[1:]]
+        if self._as_root():
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
+        if check and done.returncode != 0:
+            raise RuntimeError(f"{argv[0]} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+        return done
+
+    def start(self) -> None:
+        """Start the server (on a new free port if it has none yet, or that one is taken)."""
+        for _ in range(5):
+            if not self.port:
+                self.port = _free_port()
+            options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.directory}"
+                       " -c fsync=on -c max_connections=200 -c shared_buffers=32MB")
+            done = self._run(["pg_ctl", "-D", str(self.data), "-l", str(self.directory / "server.log"), "-w",
+                              "-t", "60", "-o", options, "start"], check=False)
+            if done.returncode == 0:
+                return
+            log = (self.directory / "server.log").read_text(errors="replace")[-2000:]
+            if "could not bind" in log or "Address already in use" in log:
+                self.port = 0  # someone took the port between our look and the server's bind
+                continue
+            raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()} {log}")
+        raise RuntimeError("pg_ctl start: no free port after 5 tries")
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server (`fast`: sessions cut, a clean shutdown; `immediate`: as a crash)."""
+        self._run(["pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop"], check=False)
+
+    def restart(self, mode: str = "fast") -> None:
+        """Stop and start the server on the same port."""
+        self.stop(mode)
+        self.start()
+
+    def destroy(self) -> None:
+        """Stop the server and remove its directory."""
+        self.stop("immediate")
+        shutil.rmtree(self.directory, ignore_errors=True)

@@ -1,0 +1,50 @@
+"""`cardshoe floor`: one-line errors, and the audit of journals against the floor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cardshoe import cli
+from cardshoe.floor.progressive import LinkSettings
+from cardshoe.floor.store import FloorStore
+from cardshoe.journal import Journal
+
+
+def test_a_bad_link_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["floor", "serve", "--link", "mega:1000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "NAME:RESET:RATE_PPM" in err
+
+
+def test_serve_without_a_token_is_one_line(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path: Path) -> None:
+    monkeypatch.delenv("CARDSHOE_FLOOR_TOKEN", raising=False)
+    assert cli.main(["floor", "serve", "--sqlite", str(tmp_path / "f.sqlite")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "token" in err
+
+
+def test_audit_compares_the_journals_with_the_floor(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # A journal with no linked round and a floor whose link settled one: they differ (exit 1).
+    path = tmp_path / "T1.sqlite"
+    Journal(path).close()
+    floor = tmp_path / "floor.sqlite"
+    store = FloorStore.sqlite(floor)
+    store.configure_link(LinkSettings("mega", 1000, 0))
+    store.close()
+    link = "mega:1000:0"
+    assert cli.main(["floor", "audit", "--link", link, "--sqlite", str(floor), f"T1={path}"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["rounds"], report["pool"], report["floor_pool"], report["problems"]) == (0, 1000, 1000, [])
+    store = FloorStore.sqlite(floor)
+    from floor_rounds import NOTHING, round_file, seat
+
+    store.configure_link(LinkSettings("mega", 1_000_000, 0))
+    store.settle("mega", "T1", round_file("T1-1", seat(1, NOTHING[0]), community=NOTHING[1]))
+    store.close()
+    assert cli.main(["floor", "audit", "--link", "mega:1000000:0:1000", "--sqlite", str(floor), f"T1={path}"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["problems"] and "after 1 rounds" in report["problems"][0]
