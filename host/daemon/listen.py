@@ -36,12 +36,14 @@ class ListenError(Exception):
     the inherited descriptor is not a bound TCP socket. The message is one line."""
 
 
-def bind_api(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to HOST:PORT and listening (PORT 0: the kernel picks a free one)."""
+def bind_api(host: str, port: int, setting: str = "api.listen") -> socket.socket:
+    """A TCP socket bound to HOST:PORT and listening (PORT 0: the kernel picks a free one).
+
+    `setting` names the option or table-file key the address came from, for the error."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        raise ListenError(f"api.listen: {host!r} is not an address of this PC: {exc.strerror}") from exc
+        raise ListenError(f"{setting}: {host!r} is not an address of this PC: {exc.strerror}") from exc
     family, kind, proto, _name, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
@@ -50,7 +52,7 @@ def bind_api(host: str, port: int) -> socket.socket:
         sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
-        raise ListenError(f"api.listen: cannot listen on {_hostport(host, port)}: {exc.strerror}") from exc
+        raise ListenError(f"{setting}: cannot listen on {_hostport(host, port)}: {exc.strerror}") from exc
     sock.set_inheritable(False)
     return sock
 
