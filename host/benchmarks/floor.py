@@ -199,7 +199,7 @@ def run(n_tables: int, seconds: float, card_ms: float, cut_s: float, restart: bo
     from cardshoe.floor.testnet import Relay
     from cardshoe.journal import Journal, JournalReader
 
-    cluster = PgCluster.create()
+    cluster = PgCluster.create(tcp=False)
     store = _Retrying(FloorStore.postgres(cluster.dsn, pool_size=4))  # the benchmark's own reads
     link = LinkSettings("mega", RESET, RATE_PPM, 3_000_000)
     store.configure_link(link)
