@@ -89,12 +89,23 @@ class BenchCounts:
         self.card_faults[kind] = self.card_faults.get(kind, 0) + 1
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def api_socket() -> socket.socket:
+    """A TCP socket bound to a free port of 127.0.0.1 (the kernel picks it), for the daemon's API.
+
+    The bench keeps it open for as long as it runs and hands it to every `cardshoe run` it
+    starts (`--listen-fd`), so the port is never free: not between the bench's choice and the
+    daemon's bind (a port number handed on could be taken by any process on the machine in
+    that gap: two test suites at once do), and not while a killed daemon is being restarted
+    (the table page's and the bench's event streams resume on the same URL, and a connection
+    made while the daemon is down waits in the socket's backlog for the next one)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def cardshoe_command(*args: str) -> list[str]:
@@ -129,7 +140,8 @@ class Bench:
         self.keys_dir = keys_dir if keys_dir is not None else self.workdir / "keys"
         self.journal = self.workdir / "journal.sqlite"
         self.token = secrets.token_urlsafe(24)
-        self.api_port = free_port()
+        self._api_sock = api_socket()
+        self.api_port: int = self._api_sock.getsockname()[1]
         self.link_timing = link_timing
         self.extra_config = extra_config  # more of the table's TOML (e.g. the soak's [limits])
         self._board: VirtualBoard | None = None if real_port else VirtualBoard(self.workdir / "board")
@@ -217,7 +229,7 @@ class Bench:
         t = self.table
         argv = ["run", "--port", str(self.daemon_port), "--game", t.game, "--seats", str(t.seats),
                 "--dealing", t.dealing, "--name", t.name, "--journal", str(self.journal),
-                "--keys", str(self.keys_dir), "--listen", f"127.0.0.1:{self.api_port}",
+                "--keys", str(self.keys_dir), "--listen-fd", str(self._api_sock.fileno()),
                 "--config", str(self._table_file())]
         if t.method:
             argv += ["--method", t.method]
@@ -225,7 +237,8 @@ class Bench:
             self._daemon_log.close()
         self._daemon_log = open(self.workdir / "daemon.log", "ab")
         self.daemon = subprocess.Popen(cardshoe_command(*argv), stdout=self._daemon_log,
-                                       stderr=subprocess.STDOUT, env=self._env(CARDSHOE_TOKEN=self.token))
+                                       stderr=subprocess.STDOUT, env=self._env(CARDSHOE_TOKEN=self.token),
+                                       pass_fds=(self._api_sock.fileno(),))
         wait_for(self._daemon_answers, 60.0, "the daemon's API to answer")
         self.client.follow()
         wait_for(lambda: (self.client.try_status() or {}).get("shoe") == self.serial, _BOOT_TIMEOUT,
@@ -429,6 +442,7 @@ class Bench:
         """Stop everything the bench started. Safe to call twice."""
         self.client.close()
         self.stop_daemon()
+        self._api_sock.close()
         if self._daemon_log is not None:
             self._daemon_log.close()
             self._daemon_log = None
@@ -448,4 +462,4 @@ class Bench:
 
 
 __all__ = ["Bench", "BenchCounts", "BenchError", "BenchTimeout", "DEFAULT_DECK", "DEFAULT_SERIAL",
-           "FOREIGN_DECK", "TableSpec", "cardshoe_command", "free_port"]
+           "FOREIGN_DECK", "TableSpec", "api_socket", "cardshoe_command"]

@@ -114,35 +114,39 @@ class _Retrying:
 
 
 class _FloorProcess:
-    """`cardshoe floor serve` on a free port of 127.0.0.1, as a child process."""
+    """`cardshoe floor serve` on a port of 127.0.0.1 it binds itself, as a child process.
+
+    `--listen 127.0.0.1:0 --port-file`: the server binds a port the kernel picks and writes it
+    once it listens, so no other process (another suite, another bench) can take it between a
+    choice made here and the server's bind."""
 
     def __init__(self, dsn: str, link: str) -> None:
         import os
-        import socket
         import subprocess
         import sys
         import urllib.request
 
-        for _ in range(5):
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                self.port = int(sock.getsockname()[1])
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "cardshoe.cli", "floor", "serve", "--postgres", dsn, "--link", link,
-                 "--listen", f"127.0.0.1:{self.port}"],
-                env={**os.environ, "CARDSHOE_FLOOR_TOKEN": TOKEN}, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL)
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and self.proc.poll() is None:
-                try:
-                    req = urllib.request.Request(f"http://127.0.0.1:{self.port}/links",
-                                                 headers={"Authorization": f"Bearer {TOKEN}"})
-                    with urllib.request.urlopen(req, timeout=2):
-                        return
-                except OSError:
-                    time.sleep(0.1)
-            self.close()  # the port was taken between our look and its bind: another one
-        raise RuntimeError("cardshoe floor serve did not start")
+        self._dir = Path(tempfile.mkdtemp(prefix="cardshoe-floor-port-"))
+        port_file = self._dir / "floor.port"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cardshoe.cli", "floor", "serve", "--postgres", dsn, "--link", link,
+             "--listen", "127.0.0.1:0", "--port-file", str(port_file)],
+            env={**os.environ, "CARDSHOE_FLOOR_TOKEN": TOKEN}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                self.port = int(port_file.read_text(encoding="ascii"))  # renamed into place: whole
+            except FileNotFoundError:
+                time.sleep(0.05)
+                continue
+            # The socket listens already; the first request waits until the app serves it.
+            req = urllib.request.Request(f"http://127.0.0.1:{self.port}/links",
+                                         headers={"Authorization": f"Bearer {TOKEN}"})
+            with urllib.request.urlopen(req, timeout=60):
+                return
+        self.close()
+        raise RuntimeError(f"cardshoe floor serve did not start (exit status {self.proc.returncode})")
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -152,6 +156,7 @@ class _FloorProcess:
             except Exception:  # noqa: BLE001 - it did not stop: end it
                 self.proc.kill()
                 self.proc.wait()
+        shutil.rmtree(self._dir, ignore_errors=True)  # made by __init__ above, holds only the port file
 
 
 def _last_id(journal: Path) -> int:
@@ -194,7 +199,7 @@ def run(n_tables: int, seconds: float, card_ms: float, cut_s: float, restart: bo
     from cardshoe.floor.testnet import Relay
     from cardshoe.journal import Journal, JournalReader
 
-    cluster = PgCluster.create()
+    cluster = PgCluster.create(tcp=False)
     store = _Retrying(FloorStore.postgres(cluster.dsn, pool_size=4))  # the benchmark's own reads
     link = LinkSettings("mega", RESET, RATE_PPM, 3_000_000)
     store.configure_link(link)

@@ -5,8 +5,11 @@
 
 or with a table file (`--config table.toml`, see `cardshoe.daemon.config`); options given
 on the command line override the file. The API listens on 127.0.0.1:8600 unless told
-otherwise; its bearer token is read from $CARDSHOE_TOKEN or the token file (created,
-mode 0600, when the file does not exist yet).
+otherwise (`--listen HOST:0`: on a port the kernel picks; `--listen-fd FD`: on a bound TCP
+socket the parent process passes). Once the socket listens the daemon prints
+`cardshoe run: listening on http://HOST:PORT` on stderr and, with `--port-file PATH`, writes
+PORT to PATH atomically (removed again at a clean stop). Its bearer token is read from
+$CARDSHOE_TOKEN or the token file (created, mode 0600, when the file does not exist yet).
 
 Exit status (each failure is one line on stderr):
   0  stopped by SIGTERM or SIGINT
@@ -16,6 +19,8 @@ Exit status (each failure is one line on stderr):
   5  the journal is read-only
   6  the journal could not be written (disk full, I/O error), at start or while running:
      a cause that may pass, so the systemd unit restarts the daemon
+  7  the API's address cannot be listened on (in use, not this PC's) or the port file written:
+     a cause that may pass (the port's holder goes), so the systemd unit restarts the daemon
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from cardshoe.journal import JournalError, JournalLocked, JournalReadOnly, JournalUnreadable
+from cardshoe.daemon.listen import (ListenError, announce, bind_api, bound_port, inherited_api_socket, url_of,
+                                    write_port_file)
 from cardshoe.daemon.config import (GAMES, ConfigError, TableConfig, build_config, load_toml, parse_listen,
                                     read_role_tokens, read_token)
 
@@ -48,7 +55,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--journal", type=Path, help="the journal file (SQLite; default ./cardshoe-journal.sqlite)")
     p.add_argument("--keys", type=Path, help="directory of shoe key files (default $CARDSHOE_KEYS or "
                                              "~/.local/share/cardshoe/keys)")
-    p.add_argument("--listen", help="HOST:PORT of the HTTP API (default 127.0.0.1:8600)")
+    listen = p.add_mutually_exclusive_group()
+    listen.add_argument("--listen", help="HOST:PORT of the HTTP API (default 127.0.0.1:8600; PORT 0: a free port "
+                                         "the kernel picks, reported on stderr and in --port-file)")
+    listen.add_argument("--listen-fd", type=int, metavar="FD",
+                        help="serve the API on this inherited descriptor, a TCP socket the parent process bound "
+                             "(it keeps the port across restarts of the daemon); instead of --listen")
+    p.add_argument("--port-file", type=Path, metavar="PATH",
+                   help="once the API listens, write its port number to PATH (a temp file renamed over it)")
     p.add_argument("--token-file", type=Path, help="the table controller's bearer token (created if absent)")
     p.add_argument("--config", type=Path, help="a table TOML file")
     p.add_argument("--journal-restored", action="store_true",
@@ -117,23 +131,42 @@ def main(argv: list[str]) -> int:
     from cardshoe.api import create_app
     from cardshoe.daemon.daemon import Daemon, keystore_keys
 
-    daemon = Daemon(config, keys=keystore_keys(config.keys),
-                    journal_restored=bool(_parser().parse_args(argv).journal_restored))
+    args = _parser().parse_args(argv)
+    # The socket is bound before the daemon starts: an address that cannot be had then
+    # costs nothing (no journal entry, no shoe opened); and it is bound here, not by
+    # uvicorn, so that port 0 works and the port is reported only once it listens.
+    try:
+        sock = (inherited_api_socket(args.listen_fd) if args.listen_fd is not None
+                else bind_api(config.listen_host, config.listen_port))
+    except ListenError as exc:
+        print(f"cardshoe run: {exc}", file=sys.stderr)
+        return EXIT_LISTEN_FAILED
+    daemon = Daemon(config, keys=keystore_keys(config.keys), journal_restored=bool(args.journal_restored))
     try:
         daemon.start()
     except JournalError as exc:
+        sock.close()
         print(f"cardshoe run: {' '.join(str(exc).split())}", file=sys.stderr)
         return exit_status(exc)
+    try:
+        # Only now, with the journal open: a parent reading the port may connect at once
+        # (the connection waits in the backlog until uvicorn accepts it).
+        if args.port_file is not None:
+            write_port_file(args.port_file, bound_port(sock))
+    except ListenError as exc:
+        sock.close()
+        daemon.stop()
+        print(f"cardshoe run: {exc}", file=sys.stderr)
+        return EXIT_LISTEN_FAILED
+    announce(sock)
     if daemon.restored is not None and daemon.restored.mismatches:
         log.error("the journal does not rebuild to what it recorded (%d differences): see `cardshoe replay %s`",
                   len(daemon.restored.mismatches), config.journal)
-    log.info("table %s: %s, %d seats, shoe on %s, journal %s, API on http://%s:%d (epoch %d)",
-             config.name, config.game, config.seats, config.port, config.journal, config.listen_host,
-             config.listen_port, daemon.epoch)
+    log.info("table %s: %s, %d seats, shoe on %s, journal %s, API on %s (epoch %d)",
+             config.name, config.game, config.seats, config.port, config.journal, url_of(sock), daemon.epoch)
     servers: list[uvicorn.Server] = []
     app = create_app(daemon, token, role_tokens=role_tokens, stopping=lambda: bool(servers and servers[0].should_exit))
-    server = uvicorn.Server(uvicorn.Config(app, host=config.listen_host, port=config.listen_port,
-                                           log_level="warning", access_log=False, timeout_graceful_shutdown=5))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5))
     servers.append(server)
 
     def journal_failed(exc: BaseException) -> None:
@@ -149,13 +182,15 @@ def main(argv: list[str]) -> int:
 
     previous = {sig: signal.signal(sig, stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        server.run()
+        server.run(sockets=[sock])
     except _Stopped as exc:
         log.info("stopping on signal %d", exc.signum)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         daemon.stop()
+        if args.port_file is not None:
+            args.port_file.unlink(missing_ok=True)  # a parent polling for it must not read a dead daemon's port
         log.info("stopped; journal closed")
     if daemon.fatal is not None:
         print(f"cardshoe run: journal {config.journal} failed while running, stopping to be restarted: "
@@ -168,6 +203,7 @@ EXIT_LOCKED = 3
 EXIT_UNREADABLE = 4
 EXIT_READ_ONLY = 5
 EXIT_WRITE_FAILED = 6
+EXIT_LISTEN_FAILED = 7
 
 
 def exit_status(exc: JournalError) -> int:

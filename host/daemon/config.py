@@ -25,7 +25,7 @@ holds the same settings and more, and command-line options override it. Example:
     path = "/var/lib/cardshoe/TCP-07.sqlite"
 
     [api]
-    listen = "127.0.0.1:8600"
+    listen = "127.0.0.1:8600"           # port 0: one the kernel picks (see `cardshoe run --help`)
 
     [let_it_ride]
     draw_magic = false                  # true: draw Magic Card and Lucky Player with `secrets`
@@ -158,7 +158,7 @@ class TableConfig:
             raise ConfigError(f"table.method: {self.method!r} is not A, B or C")
         if self.method is not None and self.game != "megalink-three-card-poker-xtreme":
             raise ConfigError("table.method: dealing methods A/B/C are for megalink-three-card-poker-xtreme only")
-        if not 0 < self.listen_port < 65536:
+        if not 0 <= self.listen_port < 65536:  # 0: any free port, reported once bound (cardshoe.daemon.listen)
             raise ConfigError(f"api.listen: port {self.listen_port} is out of range")
         for wager, lo, hi in self.limits:
             if not 0 < lo <= hi:

@@ -79,7 +79,10 @@ def main(argv: list[str]) -> int:
     serve = sub.add_parser("serve", help="run the floor API")
     store_args(serve)
     serve.add_argument("--link", type=parse_link, action="append", default=[], metavar="NAME:RESET:RATE_PPM[:START]")
-    serve.add_argument("--listen", default="127.0.0.1:8700", metavar="HOST:PORT")
+    serve.add_argument("--listen", default="127.0.0.1:8700", metavar="HOST:PORT",
+                       help="the floor API's address (default 127.0.0.1:8700; PORT 0: a free port the kernel picks)")
+    serve.add_argument("--port-file", type=Path, metavar="PATH",
+                       help="once the API listens, write its port number to PATH (a temp file renamed over it)")
     serve.add_argument("--token-file", type=Path, help="the all-roles token (else $CARDSHOE_FLOOR_TOKEN)")
     pg = sub.add_parser("pg", help="this machine's PostgreSQL for the floor (Debian's package)")
     pg.add_argument("action", choices=("start", "stop"))
@@ -137,6 +140,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from cardshoe.daemon.config import parse_listen, read_token_file
+    from cardshoe.daemon.listen import ListenError, bind_api, bound_port, url_of, write_port_file
 
     from .api import create_floor_app
     from .store import FloorStore
@@ -147,15 +151,26 @@ def _serve(args: argparse.Namespace) -> int:
             raise SystemExit("a token is needed: --token-file FILE (0600) or $CARDSHOE_FLOOR_TOKEN")
         token = read_token_file(args.token_file, "--token-file")
     host, port = parse_listen(args.listen)
+    # Bound here, not by uvicorn, so that port 0 works and the port a parent reads (the line
+    # below, --port-file) is the one this process holds: see cardshoe.daemon.listen.
+    try:
+        sock = bind_api(host, port, "--listen")
+    except ListenError as exc:
+        raise SystemExit(f"cardshoe floor: {exc}") from None
     store = _store(args)
     for link in args.link:
         store.configure_link(link)
+    if args.port_file is not None:
+        try:
+            write_port_file(args.port_file, bound_port(sock))
+        except ListenError as exc:
+            raise SystemExit(f"cardshoe floor: {exc}") from None
     print(f"cardshoe floor: {store.kind} store, links {', '.join(l['link'] for l in store.links()) or 'none'}, "
-          f"http://{host}:{port}/floor", file=sys.stderr)
+          f"{url_of(sock)}/floor", file=sys.stderr, flush=True)
     # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
     settle_store = FloorStore.postgres(store.target, pool_size=4) if store.kind == "postgres" else store
-    uvicorn.run(create_floor_app(store, token, settle_store=settle_store), host=host, port=port,
-                log_level="warning")
+    uvicorn.Server(uvicorn.Config(create_floor_app(store, token, settle_store=settle_store),
+                                  log_level="warning")).run(sockets=[sock])
     if settle_store is not store:
         settle_store.close()
     store.close()

@@ -1,8 +1,13 @@
 """A PostgreSQL server of the machine's own installation, started in a directory of ours.
 
 The tests, the floor benchmark and `cardshoe floor pg start` run a throwaway cluster:
-`initdb` in a fresh directory, then `pg_ctl start` with its socket in that directory and TCP
-on a free port of 127.0.0.1, so two runs at once never share a server, a port or a file.
+`initdb` in a fresh directory, then `pg_ctl start` with its socket in that directory, so two
+runs at once never share a server or a file. The tests and the benchmark connect through that
+socket only (`tcp=False`: no TCP at all, so no port any other process could take between our
+choice of a number and the server's bind; the number then only names the socket file,
+`.s.PGSQL.PORT`, in a directory of ours). `cardshoe floor pg start` also listens on TCP on a
+free port of 127.0.0.1 for clients that need it (PostgreSQL cannot bind port 0 and report
+it, so there a port taken in the gap is retried).
 PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres` user
 (created by Debian's `postgresql` package, which `scripts/postgres-deps` installs) and its
 programs run through `runuser`. Nothing is fetched at run time.
@@ -43,6 +48,11 @@ def find_bindir() -> Path:
                          "(Debian's postgresql package)")
 
 
+#: The port number of a cluster without TCP: it names the socket file `.s.PGSQL.5432`, which
+#: is in the cluster's own directory, so two clusters never clash over it.
+_SOCKET_ONLY_PORT = 5432
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -57,15 +67,17 @@ class PgCluster:
     port: int = 0
     user: str = "cardshoe"
     database: str = "floor"
+    tcp: bool = True
+    """Also listen on TCP (127.0.0.1:port); False: the socket in `directory` only."""
 
     @classmethod
-    def create(cls, directory: Path | None = None) -> PgCluster:
+    def create(cls, directory: Path | None = None, *, tcp: bool = True) -> PgCluster:
         """initdb a new cluster (in a fresh temporary directory unless one is given) and start it."""
         if directory is None:
             # Under /tmp itself, not a test's tmp_path: the postgres user must reach it.
             directory = Path(tempfile.mkdtemp(prefix="cardshoe-pg-"))
         directory.mkdir(parents=True, exist_ok=True)
-        cluster = cls(directory)
+        cluster = cls(directory, tcp=tcp)
         cluster._chown(directory)
         cluster._run(["initdb", "-D", str(cluster.data), "-U", cluster.user, "--auth=trust", "-E", "UTF8",
                       "--no-instructions"])
@@ -86,7 +98,7 @@ class PgCluster:
 
     @property
     def tcp_dsn(self) -> str:
-        """The same over TCP on 127.0.0.1."""
+        """The same over TCP on 127.0.0.1 (a cluster started with `tcp=True`)."""
         return f"host=127.0.0.1 port={self.port} user={self.user} dbname={self.database}"
 
     def _as_root(self) -> bool:
@@ -109,11 +121,13 @@ class PgCluster:
         return done
 
     def start(self) -> None:
-        """Start the server (on a new free port if it has none yet, or that one is taken)."""
+        """Start the server (with TCP: on a new free port if it has none yet, or that one is taken)."""
         for _ in range(5):
             if not self.port:
-                self.port = _free_port()
-            options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.directory}"
+                # Without TCP the number only names the socket file in our own directory.
+                self.port = _free_port() if self.tcp else _SOCKET_ONLY_PORT
+            listen = "127.0.0.1" if self.tcp else "''"
+            options = (f"-c listen_addresses={listen} -c port={self.port} -c unix_socket_directories={self.directory}"
                        " -c fsync=on -c max_connections=200 -c shared_buffers=32MB")
             done = self._run(["pg_ctl", "-D", str(self.data), "-l", str(self.directory / "server.log"), "-w",
                               "-t", "60", "-o", options, "start"], check=False)

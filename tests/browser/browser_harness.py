@@ -30,6 +30,7 @@ class Served:
     def __init__(self, table: Table) -> None:
         self.table = table
         self.port = 0
+        self._sock: socket.socket | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.start()
@@ -41,10 +42,15 @@ class Served:
     def start(self) -> None:
         import uvicorn
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self.port))
-        self.port = sock.getsockname()[1]
+        if self._sock is None:
+            # Bound once and kept until close(): a restart serves the same socket again, so the
+            # page's EventSource resumes on its URL and no other process can take the port
+            # while the server is down (re-binding the number after a stop could lose it).
+            self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._sock.bind(("127.0.0.1", 0))
+            self._sock.listen(128)
+            self.port = self._sock.getsockname()[1]
+        sock = self._sock.dup()  # uvicorn closes the sockets it served at shutdown: a duplicate
         server = uvicorn.Server(uvicorn.Config(
             create_app(self.table.daemon, TOKEN, role_tokens=ROLE_TOKENS, stopping=lambda: server.should_exit),
             log_level="warning", access_log=False, timeout_graceful_shutdown=2))
@@ -60,8 +66,15 @@ class Served:
             self._thread.join(20)
             self._server = None
 
+    def close(self) -> None:
+        """Stop serving and give the port back."""
+        self.stop()
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
     def restart_daemon(self) -> None:
-        """Stop the HTTP server and the daemon, start both again on the same port."""
+        """Stop the HTTP server and the daemon, start both again on the same socket (same port)."""
         self.stop()
         self.table.restart_daemon()
         self.start()

@@ -29,7 +29,7 @@ def served(tmp_path: Path) -> Iterator[Callable[..., Served]]:
 
     yield make
     for table, s in made:
-        s.stop()
+        s.close()
         table.close()
 
 

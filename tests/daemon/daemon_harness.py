@@ -44,6 +44,26 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "co
     raise TimeoutError(f"timed out waiting for {what}")
 
 
+def started_port(port_file: Path, proc: Any, log: Path | None = None, timeout: float = 60.0) -> int:
+    """The port a `cardshoe run --listen 127.0.0.1:0 --port-file PORT_FILE` child bound.
+
+    The file appears (renamed into place, so whole) only once the API's socket listens, so
+    the port is the daemon's own: nothing can take it between a look and a bind, as with a
+    port picked here and handed on. Fails at once if the child exits first."""
+    def ready() -> int | None:
+        if proc.poll() is not None:
+            raise AssertionError(f"cardshoe run exited {proc.returncode} before listening: "
+                                 f"{log.read_text() if log is not None else ''}")
+        try:
+            text = port_file.read_text(encoding="ascii")
+        except FileNotFoundError:
+            return None
+        assert text.endswith("\n") and text[:-1].isdigit(), repr(text)  # docs/api.md: PORT and a newline
+        return int(text)
+    port: int = wait_for(ready, timeout, f"cardshoe run to write {port_file}")
+    return port
+
+
 class Table:
     """One table: daemon + API client + scripted shoe on a pty."""
 

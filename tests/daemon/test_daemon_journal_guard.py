@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from typing import Any, Callable
 
 import httpx
 import pytest
+from daemon_harness import started_port
 
 from cardshoe.daemon.config import TableConfig
 from cardshoe.daemon.daemon import Daemon
@@ -30,21 +30,17 @@ TOKEN = "guard-token-0123456789abcdef"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _args(journal: Path, tmp: Path, port: int) -> list[str]:
+def _args(journal: Path, tmp: Path) -> list[str]:
+    # Port 0: the daemon binds a port the kernel picks and reports it (--port-file), so no
+    # other process can take it between our choice and its bind.
     return [sys.executable, "-m", "cardshoe.cli", "run", "--port", str(tmp / "no-shoe-here"), "--game",
             "three-card-poker", "--seats", "7", "--name", "G1", "--journal", str(journal), "--keys",
-            str(tmp / "keys"), "--listen", f"127.0.0.1:{port}"]
+            str(tmp / "keys"), "--listen", "127.0.0.1:0", "--port-file", str(tmp / "api.port")]
 
 
 def _run_to_exit(journal: Path, tmp: Path, prefix: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     (tmp / "keys").mkdir(mode=0o700, exist_ok=True)
-    return subprocess.run([*(prefix or []), *_args(journal, tmp, _free_port())],
+    return subprocess.run([*(prefix or []), *_args(journal, tmp)],
                           env=dict(os.environ, CARDSHOE_TOKEN=TOKEN), capture_output=True, text=True, timeout=120)
 
 
@@ -137,13 +133,13 @@ def test_a_journal_that_fills_up_while_running_ends_the_daemon_with_6_and_a_rest
         tmp_path: Path) -> None:
     journal = _made_journal(tmp_path)
     (tmp_path / "keys").mkdir(mode=0o700, exist_ok=True)
-    port = _free_port()
     limit = 160_000
-    proc = subprocess.Popen(_args(journal, tmp_path, port), env=dict(os.environ, CARDSHOE_TOKEN=TOKEN),
+    proc = subprocess.Popen(_args(journal, tmp_path), env=dict(os.environ, CARDSHOE_TOKEN=TOKEN),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_limit_file_size(limit))
     statuses: list[int] = []
     try:
+        port = started_port(tmp_path / "api.port", proc)
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {TOKEN}"},
                               timeout=10)
         deadline = time.monotonic() + 60
@@ -181,7 +177,7 @@ def test_a_journal_that_fills_up_while_running_ends_the_daemon_with_6_and_a_rest
 def test_a_disk_full_at_start_exits_6_with_one_line_and_leaves_the_journal_readable(tmp_path: Path) -> None:
     journal = _made_journal(tmp_path)
     (tmp_path / "keys").mkdir(mode=0o700, exist_ok=True)
-    done = subprocess.run(_args(journal, tmp_path, _free_port()), env=dict(os.environ, CARDSHOE_TOKEN=TOKEN),
+    done = subprocess.run(_args(journal, tmp_path), env=dict(os.environ, CARDSHOE_TOKEN=TOKEN),
                           capture_output=True, text=True, timeout=120, preexec_fn=_limit_file_size(1))
     assert done.returncode == 6, done.stderr
     assert str(journal) in _one_line(done.stderr)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from daemon_harness import DECK_ID, KEY, SERIAL, TOKEN, Table, wait_for
+from daemon_harness import DECK_ID, KEY, SERIAL, TOKEN, Table, started_port, wait_for
 from link_ptys import PluggablePty
 from daemon_wireshoe import WireShoe
 
@@ -28,16 +27,10 @@ DEAL = ["Ah", "Kh", "Qh", "2c", "7d", "9s", "8h", "8d", "4c", "Jc", "Jd", "3s", 
 # seats 2, 4, 6 (3 x 3), dealer (3), community 2 + burn
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class DaemonProcess:
     def __init__(self, tmp: Path, tty: Path) -> None:
         self.journal = tmp / "journal.sqlite"
-        self.port = _free_port()
+        self.port_file = tmp / "api.port"
         self.tty = tty
         self.log = tmp / "daemon.log"
         self.keys = tmp / "keys"
@@ -46,14 +39,19 @@ class DaemonProcess:
         os.write(fd, KEY.hex().encode() + b"\n")
         os.close(fd)
         self.proc: subprocess.Popen[bytes] | None = None
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = ""
 
     def start(self) -> None:
         env = dict(os.environ, CARDSHOE_TOKEN=TOKEN)
         args = [sys.executable, "-m", "cardshoe.cli", "run", "--port", str(self.tty), "--game", GAME,
                 "--seats", "7", "--name", "T9", "--journal", str(self.journal), "--keys", str(self.keys),
-                "--listen", f"127.0.0.1:{self.port}"]
+                "--listen", "127.0.0.1:0", "--port-file", str(self.port_file)]
+        # Each start binds a port of its own and says which: the killed daemon's file is
+        # removed first so the old port is never read. What must survive the restart is the
+        # journal and the shoe's link, not the URL (a client reconnects to the new one).
+        self.port_file.unlink(missing_ok=True)
         self.proc = subprocess.Popen(args, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{started_port(self.port_file, self.proc, self.log)}"
         client = httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=5)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -20,7 +20,7 @@ from floor_stores import fresh_database, open_store  # noqa: E402
 
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PgCluster]:
-    cluster = PgCluster.create()
+    cluster = PgCluster.create(tcp=False)
     try:
         yield cluster
     finally:

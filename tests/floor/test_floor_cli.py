@@ -48,3 +48,39 @@ def test_audit_compares_the_journals_with_the_floor(capsys: pytest.CaptureFixtur
     assert cli.main(["floor", "audit", "--link", "mega:1000000:0:1000", "--sqlite", str(floor), f"T1={path}"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["problems"] and "after 1 rounds" in report["problems"][0]
+
+
+def test_serve_on_port_0_writes_the_port_it_bound_once_it_listens(tmp_path: Path) -> None:
+    # A parent handing a port number on could lose it to another process before the server's
+    # bind; with port 0 the server binds and says which port (issue 11 item 7).
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    port_file = tmp_path / "floor.port"
+    proc = subprocess.Popen([sys.executable, "-m", "cardshoe.cli", "floor", "serve", "--sqlite",
+                             str(tmp_path / "f.sqlite"), "--link", "mega:5000000:50000", "--listen", "127.0.0.1:0",
+                             "--port-file", str(port_file)],
+                            env={**os.environ, "CARDSHOE_FLOOR_TOKEN": "floor-token-0123456789"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not port_file.exists():  # renamed into place: whole when it exists
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.05)
+        text = port_file.read_text(encoding="ascii")
+        assert text.endswith("\n") and int(text) > 0
+        r = httpx.get(f"http://127.0.0.1:{int(text)}/links", timeout=60,
+                      headers={"Authorization": "Bearer floor-token-0123456789"})
+        assert r.status_code == 200 and "mega" in r.text
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert f"http://127.0.0.1:{int(text)}/floor" in stderr

@@ -26,7 +26,6 @@ import httpx
 import pytest
 
 from cardshoe.cards import card_text
-from cardshoe.hil.bench import free_port
 from cardshoe.hil.boardctl import send
 
 DECK = 0x00C0FFEE
@@ -118,13 +117,21 @@ def test_a_round_from_a_shell(tmp_path: Path) -> None:
         assert f"cardshoe hil key --board {workdir} deal_complete" in printed
         assert f"cardshoe run --port {tty}" in printed and f'"deck_id": {DECK}' in printed
 
-        port = free_port()
         env = dict(os.environ, CARDSHOE_TOKEN=TOKEN)
+        port_file = tmp_path / "api.port"
         with open(tmp_path / "daemon.log", "wb") as log:
+            # Port 0 and --port-file: the daemon binds a port the kernel picks and says which,
+            # so no other process can take it between a choice made here and the daemon's bind.
             daemon = subprocess.Popen(
                 [sys.executable, "-m", "cardshoe.cli", "run", "--port", tty, "--keys", str(workdir / "keys"),
                  "--game", "three-card-poker", "--seats", "7", "--journal", str(tmp_path / "journal.sqlite"),
-                 "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT, env=env)
+                 "--listen", "127.0.0.1:0", "--port-file", str(port_file)],
+                stdout=log, stderr=subprocess.STDOUT, env=env)
+
+        def bound() -> int | None:
+            assert daemon is not None and daemon.poll() is None, (tmp_path / "daemon.log").read_text()
+            return int(port_file.read_text()) if port_file.exists() else None  # renamed into place: whole
+        port = wait_for(bound, 60, "the daemon's port file")
         api = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {TOKEN}"},
                            timeout=15)
 
