@@ -212,62 +212,6 @@ class Store:
         self._ensure_dir()
         self._replace("state1.bin" if b[_STATE_SIZE - 8] & 1 else "state0.bin", b)  # by generation
 
-    # -- the manifest -----------------------------------------------------
-    def save_manifest(self, table, count):
-        """Write the manifest table (`count` slots of _ENTRY bytes) power-safely."""
-        self._ensure_dir()
-        self._replace("manifest.bin", memoryview(table)[: count * _ENTRY])
-
-    # -- a new shoe session -----------------------------------------------
-    def new_session(self, shoe_no, deck_id, scheme, table, count):
-        """Start shoe session `shoe_no`: manifest, then state, then an empty log.
-
-        A power cut between the steps leaves either the old session whole or the new
-        one (with the manifest of the new one, which the old one no longer needs).
-        """
-        old = self.shoe_no
-        kept = (self.shoe_no, self.deck_id, self.scheme, self.ended, self.integ, self.integ_from)
-        # The old session's log stays open until the state is saved: a file that finds no
-        # hole in the heap opens in its place (`_open`), and it is opened again as its own
-        # session's (`_log_no`), not the new one's.
-        if scheme == 1:
-            self.save_manifest(table, count)
-        self.shoe_no = shoe_no
-        self.deck_id = deck_id
-        self.scheme = scheme
-        self.ended = 0
-        self.integ = 0
-        self.integ_from = 0
-        try:
-            self.save()
-        except StorageError:
-            # The old session is still the one on the flash: it stays the one in RAM,
-            # its log open again, so its next card is logged where it belongs.
-            self.shoe_no, self.deck_id, self.scheme, self.ended, self.integ, self.integ_from = kept
-            if self._log is None:
-                try:
-                    self._open_append()
-                except StorageError:
-                    pass
-            raise
-        self.close_log()
-        if old != shoe_no:  # the old session's segments (strays of a cut go at the next boot)
-            for seg in range(self.in_file // _SEG + 1):
-                self._remove(self._seg_name(old, seg))
-        self.logged = self.in_file = self.unlogged = 0
-        try:
-            self._open_append()
-        except StorageError:
-            # The new session is saved: it is the one on the flash, so it is started. Its
-            # log opens at the first card (`append`), or that card raises STORAGE.
-            pass
-
-    def _remove(self, path):
-        try:
-            os.remove(path)
-        except OSError:
-            pass
-
     # -- the card log -----------------------------------------------------
     def pack(self, kind, index, card_deck, code, method, retries, flags, t_ms, raw, raw_len):
         """Fill `self.rec` with one record (raw is a buffer of at least raw_len bytes)."""

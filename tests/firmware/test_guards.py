@@ -130,6 +130,7 @@ import os
 import struct
 import shoetest as T
 from app.store import Store
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
 T.provision(root)
@@ -161,13 +162,14 @@ def test_a_full_length_bad_record_is_cut_and_old_cards_never_come_back(mpy) -> N
 import os
 import shoetest as T
 from app.store import Store
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 bd = T.BlockDev(path=IMG)
 root = T.mount(bd)
 LOG = root + 'data/log/00000007.0000'  # segment 0: records 1-5 (firmware/README.md)
 st = Store(root)
 B.count_boot(st)
-st.new_session(7, 7, 2, bytearray(0), 0)
+C.new_session(st, 7, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in range(1, 6):                 # cards 1..5, codes 11..15
     st.pack(2, i, 7, 10 + i, 2, 0, 0, 1000 + i, raw, 13)
@@ -211,7 +213,7 @@ root = T.mount(T.BlockDev(path=IMG))
 LOG = root + 'data/log/0000002a.0000'
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in (1, 2, 3):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
@@ -252,7 +254,7 @@ LOG = root + 'data/log/0000002a.0000'
 st = Store(root)
 B.load_ident(st)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in (1, 2, 3):
     st.pack(2, i, 7, 20 + i, 2, 0, 0, 1000 + i, raw, 13)
@@ -463,7 +465,7 @@ for c in range(52):
     table[c * 12] = c
     table[c * 12 + 1] = 4
     table[c * 12 + 2] = c
-st.new_session(3, 7, 1, table, 52)
+C.new_session(st, 3, 7, 1, table, 52)
 st.save()
 for e in events:
     print('EV', e[0], e[1], e[2])
@@ -494,12 +496,13 @@ def test_a_card_record_is_on_the_flash_when_append_returns(mpy) -> None:  # type
 import os
 import shoetest as T
 from app.store import Store
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 bd = T.BlockDev(path=IMG)
 root = T.mount(bd)
 st = Store(root)
 B.count_boot(st)
-st.new_session(7, 7, 2, bytearray(0), 0)
+C.new_session(st, 7, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 st.pack(2, 1, 7, 21, 2, 0, 0, 1001, raw, 13)
 st.append()
@@ -526,12 +529,13 @@ def test_a_record_out_of_place_ends_the_log_at_boot(mpy) -> None:  # type: ignor
 import os
 import shoetest as T
 from app.store import Store
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
 LOG = root + 'data/log/00000009.0000'
 st = Store(root)
 B.count_boot(st)
-st.new_session(9, 7, 2, bytearray(0), 0)
+C.new_session(st, 9, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in range(1, 4):
     st.pack(2, i, 7, 30 + i, 2, 0, 0, 1000 + i, raw, 13)
@@ -698,7 +702,7 @@ for k in range(8):
     root = T.mount(bd, point='/f')
     st = Store(root)
     B.count_boot(st)
-    st.new_session(8, 7, 2, bytearray(0), 0)
+    C.new_session(st, 8, 7, 2, bytearray(0), 0)
     got = []
     for i in range(1, 6):
         if i == 3:

@@ -56,6 +56,7 @@ print('NEXT', sent[-1][2], ob.holds(2), ob.holds(7))
 STORE = """
 import shoetest as T
 from app.store import Store
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B  # the boot-only half of the store
 bd = T.BlockDev(path=IMG)
 root = T.mount(bd)
@@ -68,7 +69,7 @@ st = Store(root)
 print('BOOT', B.count_boot(st), B.count_boot(st))
 st.faults = 1 << 2
 st.epoch, st.hseq = 3, 17
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in range(1, 4):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
@@ -137,12 +138,13 @@ FRAGMENTED = """
 import gc
 import shoetest as T
 from app.store import Store
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 bd = T.BlockDev(blocks=32, bs=4096, path=IMG)
 root = T.mount(bd, progsize=256)  # as the Pico mounts its flash: about 1.1 KB per open file
 st = Store(root)
 B.count_boot(st)
-st.new_session(9, 7, 2, bytearray(0), 0)
+C.new_session(st, 9, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 st.pack(2, 1, 7, 5, 2, 0, 0, 1000, raw, 13)
 st.append()
@@ -195,7 +197,7 @@ REFUSING = STORE + """
 from app.store import StorageError
 st = Store(root)
 B.count_boot(st)
-st.new_session(11, 7, 2, bytearray(0), 0)
+C.new_session(st, 11, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 def card(i):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
@@ -250,14 +252,14 @@ def test_a_new_shoe_the_flash_refuses_leaves_the_old_session_logging_in_place(mp
 from app.store import StorageError
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in (1, 2):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
     st.append()
 bd.refuse = True
 try:
-    st.new_session(43, 8, 2, bytearray(0), 0)
+    C.new_session(st, 43, 8, 2, bytearray(0), 0)
     print('SWITCHED')
 except StorageError:
     print('REFUSED', st.shoe_no, st.deck_id, st.logged)
@@ -286,10 +288,10 @@ import os
 from app.store import StorageError
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 os.mkdir(st.dir + 'log/0000002b.0000')
 try:
-    st.new_session(43, 8, 2, bytearray(0), 0)
+    C.new_session(st, 43, 8, 2, bytearray(0), 0)
     print('STARTED', st.shoe_no, st.deck_id, st.logged)
 except StorageError:
     print('REFUSED', st.shoe_no)
@@ -310,7 +312,7 @@ import os
 from app.store import StorageError
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in (1, 2, 3):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
@@ -337,12 +339,13 @@ SEGMENTS = """
 import os
 import shoetest as T
 from app.store import Store
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 bd = T.BlockDev(blocks=32, bs=4096, path=IMG)
 root = T.mount(bd, progsize=256)  # the Pico's geometry: 4 KiB blocks, progsize 256
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 e0 = bd.erases
 for i in range(1, 53):
@@ -393,7 +396,7 @@ def test_the_single_file_log_of_firmware_0_1_is_copied_into_segments(mpy) -> Non
 import os
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 st.close_log()
 raw = bytearray(16)
 with open(root + 'data/c0000002a.log', 'wb') as f:   # as firmware 0.1 wrote it
