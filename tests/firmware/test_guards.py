@@ -208,6 +208,7 @@ def test_a_torn_log_whose_rewrite_fails_is_kept_whole(mpy) -> None:  # type: ign
 import os
 import shoetest as T
 from app.store import Store, StorageError
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
 LOG = root + 'data/log/0000002a.0000'
@@ -246,6 +247,7 @@ def test_a_boot_that_cannot_cut_a_torn_log_stops_and_loses_no_card(mpy) -> None:
 import os
 import shoetest as T
 from app.store import Store, StorageError
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 from app.deck import Deck
 root = T.mount(T.BlockDev(path=IMG))
@@ -442,6 +444,7 @@ def test_state_and_manifest_are_replaced_through_their_temporary_file(mpy) -> No
 import os
 import shoetest as T
 import app.store as S
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
 events = []
@@ -685,6 +688,7 @@ def test_a_record_the_flash_half_took_is_overwritten_not_followed(mpy) -> None: 
     out = mpy("""
 import shoetest as T
 from app.store import Store, StorageError
+from app import commands as C  # NEW_SHOE's half of the store
 from app import boot as B
 
 class Flaky(T.BlockDev):
