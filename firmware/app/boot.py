@@ -38,6 +38,11 @@ def _remove(path):
         pass
 
 
+def unpack(st):
+    """The fields of `st.rec`: kind, magic, index, shoe, card_deck, code, method, retries, flags, t_ms, raw_len."""
+    return struct.unpack_from("<BBHIIBBBBIB", st.rec, 0)
+
+
 def ident_bytes(serial, key):
     """The ident.bin contents for `serial` and `key` (tests; the host writes the same)."""
     body = struct.pack(_IDENT_FMT, b"CSI1", serial, key)
@@ -289,7 +294,7 @@ def boot(st, d):
     d.integ_from = st.integ_from
 
     def replay(s):
-        kind, _m, index, _s, _cd, code, _me, _r, flags, _t, _rl = s.unpack()
+        kind, _m, index, _s, _cd, code, _me, _r, flags, _t, _rl = unpack(s)
         d.count(kind, code, flags, index)
 
     try:

@@ -1,19 +1,16 @@
 """The host's commands but PING, loaded for one command and dropped after it.
 
-NEW_SHOE (the manifest checked and staged, the session started), CONFIG, TIME, CLEAR,
+NEW_SHOE (the manifest checked and staged; app/session.py, loaded after this module
+is dropped, starts the session), CONFIG, TIME, CLEAR,
 MAINTENANCE and CARDS_FROM (SPEC 5) arrive a few times a shoe, never per card:
 `Shoe.command` imports this module for one and drops it again (app/shoe.py `_unload`),
 so its code does not hold the streaming heap (firmware/README.md, "Memory"). The
 functions work on the Shoe `sh` as its methods did.
 """
 
-import gc
-import os
 import struct
 
 from micropython import const
-
-from app.store import StorageError
 
 _T_NEW_SHOE = const(0x83)
 _T_CONFIG = const(0x84)
@@ -21,8 +18,6 @@ _T_TIME = const(0x85)
 _T_MAINTENANCE = const(0x87)
 _T_CLEAR = const(0x88)
 _T_CARDS_FROM = const(0x89)
-
-_F_STORAGE = const(7)
 
 _REPLY_OK = const(0)
 _REPLY_REFUSED = const(1)
@@ -32,17 +27,17 @@ _D_STORAGE = const(3)
 
 _MAINTENANCE_MAGIC = const(0x43544E4D)
 
-_REASON_LOADED = const(1)
 _REASON_INTEGRITY = const(2)
 
 _DECK_SIZE = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10] (as in deck and store)
 _UID_MAX = const(10)
-_KEYS = const(8)  # app/shoe.py's key ring
-_SEG = const(5)  # records per log segment (app/store.py)
 
 
 def command(sh, mtype, p, n):
+    """(status, detail) for the REPLY; for the NEW_SHOE that completes a manifest,
+    (shoe_no, deck_id, scheme, count): the session to start, which `Shoe.command` does
+    with app/session.py once this module is dropped (the session's files need the heap)."""
     if mtype == _T_NEW_SHOE:
         return _new_shoe(sh, p, n)
     if mtype == _T_CARDS_FROM:
@@ -118,7 +113,7 @@ def _new_shoe(sh, p, n):
     if scheme == 2:
         if parts != 1 or part != 0 or count != 0 or n != 12:
             return _REPLY_REFUSED, _D_BAD_MANIFEST
-        return _start(sh, shoe_no, deck_id, scheme, 0)
+        return shoe_no, deck_id, scheme, 0  # started by app/session.py
     if scheme != 1 or parts == 0 or part >= parts:
         return _REPLY_REFUSED, _D_BAD_MANIFEST
     if part == 0:
@@ -167,85 +162,8 @@ def _new_shoe(sh, p, n):
                 j += 1
             if j == _ENTRY:
                 return _bad_manifest(sh)
-    return _start(sh, shoe_no, deck_id, scheme, _DECK_SIZE)
+    return shoe_no, deck_id, scheme, _DECK_SIZE  # started by app/session.py
 
 def _bad_manifest(sh):
     sh._stage_next = -1
     return _REPLY_REFUSED, _D_BAD_MANIFEST
-
-def _start(sh, shoe_no, deck_id, scheme, count):
-    # The session's files need 304-byte holes each (littlefs file objects); the last
-    # manifest part's garbage is collected first so that they are found.
-    gc.collect()
-    try:
-        new_session(sh.store, shoe_no, deck_id, scheme, sh._stage, count)
-    except StorageError:
-        sh.raise_fault(_F_STORAGE)
-        return _REPLY_REFUSED, _D_STORAGE
-    d = sh.deck
-    d.table, sh._stage = sh._stage, d.table
-    d.reset(shoe_no, deck_id, scheme, count)
-    sh._stage_next = -1
-    sh.next_frame = 1
-    for i in range(_KEYS):
-        sh._key_at[i] = 0  # keys of the last shoe go out before the new shoe's cards
-    sh.status_reason = _REASON_LOADED
-    return _REPLY_OK, 0
-
-
-# -- the store's new session (app/store.py; run only for NEW_SHOE) ------------
-def save_manifest(st, table, count):
-    """Write the manifest table (`count` slots of _ENTRY bytes) power-safely."""
-    st._ensure_dir()
-    st._replace("manifest.bin", memoryview(table)[: count * _ENTRY])
-
-
-def new_session(st, shoe_no, deck_id, scheme, table, count):
-    """Start shoe session `shoe_no`: manifest, then state, then an empty log.
-
-    A power cut between the steps leaves either the old session whole or the new
-    one (with the manifest of the new one, which the old one no longer needs).
-    """
-    old = st.shoe_no
-    kept = (st.shoe_no, st.deck_id, st.scheme, st.ended, st.integ, st.integ_from)
-    # The old session's log stays open until the state is saved: a file that finds no
-    # hole in the heap opens in its place (`_open`), and it is opened again as its own
-    # session's (`_log_no`), not the new one's.
-    if scheme == 1:
-        save_manifest(st, table, count)
-    st.shoe_no = shoe_no
-    st.deck_id = deck_id
-    st.scheme = scheme
-    st.ended = 0
-    st.integ = 0
-    st.integ_from = 0
-    try:
-        st.save()
-    except StorageError:
-        # The old session is still the one on the flash: it stays the one in RAM,
-        # its log open again, so its next card is logged where it belongs.
-        st.shoe_no, st.deck_id, st.scheme, st.ended, st.integ, st.integ_from = kept
-        if st._log is None:
-            try:
-                st._open_append()
-            except StorageError:
-                pass
-        raise
-    st.close_log()
-    if old != shoe_no:  # the old session's segments (strays of a cut go at the next boot)
-        for seg in range(st.in_file // _SEG + 1):
-            _remove(st._seg_name(old, seg))
-    st.logged = st.in_file = st.unlogged = 0
-    try:
-        st._open_append()
-    except StorageError:
-        # The new session is saved: it is the one on the flash, so it is started. Its
-        # log opens at the first card (`append`), or that card raises STORAGE.
-        pass
-
-
-def _remove(path):
-    try:
-        os.remove(path)
-    except OSError:
-        pass

@@ -393,17 +393,29 @@ class Shoe:
 
         PING, the daemon's proof of life (SPEC 3.4 item 6), is answered here. The others
         (NEW_SHOE, CONFIG, TIME, CLEAR, MAINTENANCE, CARDS_FROM) come a few times a shoe:
-        their code is in app/commands.py, loaded for the command and dropped after it, so
-        it does not hold the streaming heap (firmware/README.md, "Memory")."""
+        their code is in app/commands.py (and app/session.py, for a NEW_SHOE's new session),
+        loaded for the command and dropped after it, so it does not hold the streaming heap
+        (firmware/README.md, "Memory")."""
         if mtype == _T_PING:
             return _REPLY_OK, 0
         from app import commands
 
         try:
-            return commands.command(self, mtype, p, n)
+            r = commands.command(self, mtype, p, n)
         finally:
             del commands
             _unload("commands")
+        if len(r) == 2:
+            return r
+        # A NEW_SHOE completed its manifest: the session is started with the command code
+        # dropped, as the session's files each need a hole of about 1.2 KB.
+        from app import session
+
+        try:
+            return session.start(self, *r)
+        finally:
+            del session
+            _unload("session")
 
     # -- the loop ---------------------------------------------------------
     def step(self):

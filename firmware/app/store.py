@@ -238,10 +238,6 @@ class Store:
         struct.pack_into("<I", r, _REC_BODY, crc32(self._body))
         return mv
 
-    def unpack(self):
-        """The fields of `self.rec`: kind, magic, index, shoe, card_deck, code, method, retries, flags, t_ms, raw_len."""
-        return struct.unpack_from("<BBHIIBBBBIB", self.rec, 0)
-
     def _valid(self, expect_index):
         r = self.rec
         if r[1] != _REC_MAGIC or crc32(self._body) != struct.unpack_from("<I", r, _REC_BODY)[0]:
