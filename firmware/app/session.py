@@ -47,7 +47,10 @@ def start(sh, shoe_no, deck_id, scheme, count):
 
 def save_manifest(st, table, count):
     """Write the manifest table (`count` slots of _ENTRY bytes) power-safely."""
-    st._ensure_dir()
+    try:
+        os.mkdir(st.dir[:-1])  # data/, on a flash where nothing was saved yet
+    except OSError:
+        pass
     st._replace("manifest.bin", memoryview(table)[: count * _ENTRY])
 
 

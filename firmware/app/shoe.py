@@ -308,7 +308,16 @@ class Shoe:
             self.clear_transient(_F_OUTBOX_FULL)
             if self.fault_dirty:
                 self.pump()
-        self._update_led()
+        # The LED (inline: a method costs the streaming heap more than these lines)
+        if self.transient & (1 << _F_OUTBOX_FULL) or st.faults & (1 << _F_STORAGE):
+            mode = 2
+        elif self.active_faults() or d.integ:
+            mode = 1
+        else:
+            mode = 0
+        if mode != self._led:
+            self._led = mode
+            self.board.led(mode)
 
     def _frame_card(self, index):
         st = self.store
@@ -360,23 +369,6 @@ class Shoe:
             d.missing_map(),
         )
         self.outbox.push(_T_DECK_STATUS, self.payload, 26)
-
-    def _update_led(self):
-        if self.transient & (1 << _F_OUTBOX_FULL) or self.store.faults & (1 << _F_STORAGE):
-            mode = 2
-        elif self.active_faults() or self.deck.integ:
-            mode = 1
-        else:
-            mode = 0
-        if mode != self._led:
-            self._led = mode
-            self.board.led(mode)
-
-    def heartbeat(self, now):
-        ob = self.outbox
-        if ob.count == 0 and time.ticks_diff(ob.ticks(), ob._last_tx) >= self.store.heartbeat_ms:
-            struct.pack_into("<IHB", self.payload, 0, now, self.deck.dealt, ob.count)
-            ob.push(_T_HEARTBEAT, self.payload, 7)
 
     # -- host commands (called by Link) -----------------------------------
     def ready(self, mtype):
@@ -434,8 +426,12 @@ class Shoe:
             self.on_event(ev)
         now = self.now()
         self.pump()
-        self.heartbeat(now)
-        self.outbox.service(self.outbox.ticks())
+        ob = self.outbox
+        # The heartbeat, when nothing has gone out for heartbeat_ms and nothing is held.
+        if ob.count == 0 and time.ticks_diff(ob.ticks(), ob._last_tx) >= self.store.heartbeat_ms:
+            struct.pack_into("<IHB", self.payload, 0, now, self.deck.dealt, ob.count)
+            ob.push(_T_HEARTBEAT, self.payload, 7)
+        ob.service(ob.ticks())
         if time.ticks_diff(time.ticks_ms(), self._mem_at) >= _MEM_CHECK_MS:
             self._mem_at = time.ticks_ms()
             gc.collect()  # free memory is what a collection leaves, not the garbage of the moment

@@ -131,7 +131,7 @@ class Store:
         fragmented that no hole that size is left even after a collection, and a state
         save that cannot open its file would halt the shoe. The log's own file object is
         such a block: closed and collected, it leaves a hole that fits (first fit); the
-        caller opens the log again after (`_relog`). A MemoryError even then is not a
+        caller opens the log again after (`_replace`). A MemoryError even then is not a
         storage fault and is not reported as one: it ends the main loop, and the
         watchdog restarts the board from its saved state."""
         try:
@@ -144,39 +144,28 @@ class Store:
         _collect(_SCRUB)  # with no log to lend, a file closed just before may still free its block
         return open(path, mode)
 
-    def _relog(self, had_log):
-        """Open the log again if it lent its place to a file that is closed now."""
-        if had_log and self._log is None:
-            self._open_append(self._log_no)
-
     # -- paths ------------------------------------------------------------
-    def _path(self, name):
-        return self.dir + name
-
     def _seg_name(self, shoe_no, seg):
         return "%slog/%08x.%04x" % (self.dir, shoe_no, seg)
-
-    def _ensure_dir(self):
-        try:
-            os.mkdir(self.dir[:-1])
-        except OSError:
-            pass
 
     def _replace(self, name, data):
         """Write `data` to `name` by write-temp-then-rename."""
         had_log = self._log is not None
         self._write(name, data)
-        try:
-            self._relog(had_log)  # here, not in _write: its file object is garbage only now
-        except StorageError:
-            pass  # `name` is written; the next append opens the log again, or reports it
+        # The log again if it lent its place to the file (`_open`): here, not in _write, as
+        # that file object is garbage only now.
+        if had_log and self._log is None:
+            try:
+                self._open_append(self._log_no)
+            except StorageError:
+                pass  # `name` is written; the next append opens the log again, or reports it
 
     def _write(self, name, data):
-        tmp = self._path(name + ".tmp")
+        tmp = self.dir + name + ".tmp"
         try:
             with self._open(tmp, "wb") as f:
                 f.write(data)
-            os.rename(tmp, self._path(name))
+            os.rename(tmp, self.dir + name)
         except OSError as e:
             raise StorageError(name) from e
 
@@ -209,7 +198,10 @@ class Store:
             struct.unpack_from("<I", b, _STATE_SIZE - 8)[0] + 1,
         )
         struct.pack_into("<I", b, _STATE_SIZE - 4, crc32(b[:-4]))
-        self._ensure_dir()
+        try:
+            os.mkdir(self.dir[:-1])  # data/, on a flash where nothing was saved yet
+        except OSError:
+            pass
         self._replace("state1.bin" if b[_STATE_SIZE - 8] & 1 else "state0.bin", b)  # by generation
 
     # -- the card log -----------------------------------------------------
