@@ -23,7 +23,10 @@ from app.link import Link
 from app.outbox import REPLY_SLOTS, Outbox
 from app.store import StorageError
 
-FW_VERSION = (0, 1, 0)
+# The firmware version, 0.1.0 (HELLO): consts, not a global tuple the streaming heap holds.
+_FW_MAJOR = const(0)
+_FW_MINOR = const(1)
+_FW_PATCH = const(0)
 
 _EV_NONE = const(0)
 _EV_RFID = const(1)
@@ -131,7 +134,6 @@ class Shoe:
         self.time_offset = 0
         self._led = -1
         self._mem_at = 0
-        self.cards_lost = 0  # records given up by the log this session (store.unlogged)
         # Continue from what the boot read from flash.
         st = store
         self.next_frame = st.logged + 1
@@ -161,9 +163,9 @@ class Shoe:
             "<BBB32sBBIIHHH",
             p,
             0,
-            FW_VERSION[0],
-            FW_VERSION[1],
-            FW_VERSION[2],
+            _FW_MAJOR,
+            _FW_MINOR,
+            _FW_PATCH,
             self.fw_hash,
             self.board.reset_cause,
             self.board.readers,
@@ -241,8 +243,8 @@ class Shoe:
             st.append()
         except StorageError:
             # The card is framed from RAM below and its record kept for the next append
-            # (store.append); the host sees the STORAGE fault.
-            self.cards_lost = st.unlogged
+            # (store.append; records given up are counted in store.unlogged); the host
+            # sees the STORAGE fault.
             self.raise_fault(_F_STORAGE)
         d.clear_read()
         if d.count(kind, d.code, d.flags, index):
