@@ -267,6 +267,13 @@ class WireShoe:
         self.replies[(rx.boot, rx.seq)] = (status, detail)
         self._reply(rx.boot, rx.seq, status, detail)
 
+    def answer_again(self) -> None:
+        """Answer the last command again from the reply cache, as the shoe does when the host
+        resends a command whose REPLY was late (SPEC 4): a new REPLY frame, a new seq."""
+        with self.lock:
+            (epoch, seq), (status, detail) = list(self.replies.items())[-1]
+            self._reply(epoch, seq, status, detail)
+
     def _reply(self, epoch: int, seq: int, status: int, detail: int) -> None:
         # oldest (SPEC 3.4 item 6): the first seq still held, this REPLY's own when none is.
         oldest = self.outbox[0].seq if self.outbox else self.seq + 1

@@ -120,15 +120,29 @@ def _backup(src: Path, dst: Path) -> None:
     b.close()
 
 
+@pytest.mark.parametrize("late_ack", [False, True], ids=["acked", "late_ack"])
 @pytest.mark.parametrize("flagged", [False, True], ids=["unflagged", "journal_restored"])
-def test_a_journal_restored_from_a_backup_does_not_act_on_a_recording_of_the_frames_it_lost(make_table, flagged: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_journal_restored_from_a_backup_does_not_act_on_a_recording_of_the_frames_it_lost(make_table, flagged: bool, late_ack: bool) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
     rid = open_two_seat_round(table)
+    if late_ack:
+        # Under load an ACK can take longer than the shoe's resend period: the shoe resends
+        # its last frame, already journaled, and the daemon refuses the copy `replay` (SPEC 4:
+        # a resent duplicate is one) in the journal the backup copies. Made certain here; it
+        # happens by chance under load, and is no rejection of the recording below.
+        with journal(table) as j:
+            last = j.last("frame")
+        assert last is not None and last.raw is not None
+        table.shoe.send_raw(b"\x00" + bytes(last.raw) + b"\x00")
+        wait_for(lambda: table.daemon.status()["link"]["duplicates"] >= 1, what="the resend refused")
     backup = table.tmp_path / "backup.sqlite"
     _backup(table.config.journal, backup)
     with JournalReader(backup) as j:
         boot, window = j.windows()[SERIAL]
+        # What the restored daemon journals comes after this; what is before it (a resent
+        # duplicate refused `replay` before the backup, say) is no rejection of the recording.
+        restored_last = max((e.id for e in j.entries()), default=0)
     table.deal([c(x) for x in HANDS[:3]])  # journaled after the backup, then lost with it
     table.shoe.reboot()
     table.shoe.wait_acked()
@@ -151,14 +165,16 @@ def test_a_journal_restored_from_a_backup_does_not_act_on_a_recording_of_the_fra
 
     def replayed() -> int:  # (the counter moves just before the journal entry is written)
         with journal(table) as j:
-            return sum(1 for e in j.entries(("reject",)) if e.data().get("boot") == boot
+            return sum(1 for e in j.entries(("reject",), after_id=restored_last) if e.data().get("boot") == boot
                        and e.data()["reason"] == "replay")
 
     wait_for(lambda: replayed() >= 3, what="the recording's rejections journaled")
     with journal(table) as j:
         frames = [(e.boot, e.seq) for e in j.entries(("frame",))]
         assert not [f for f in frames if f[0] == boot and (f[1] or 0) > window]
-        replays = [e.data() for e in j.entries(("reject",)) if e.data().get("boot") == boot
+        # Each recorded frame refused `replay` once by the restored daemon, and nothing else
+        # of that boot: the shoe has rebooted, so none of its frames carries that boot now.
+        replays = [e.data() for e in j.entries(("reject",), after_id=restored_last) if e.data().get("boot") == boot
                    and e.data()["reason"] == "replay"]
         assert sorted(d["seq"] for d in replays) == list(range(window + 1, window + 4))
     if not flagged:
@@ -224,8 +240,9 @@ def test_a_new_shoe_whose_reply_was_lost_across_a_reboot_is_reconciled_from_the_
         table.shoe.deal(c(x), send=False)  # logged in flash; then the power goes
     table.shoe.power_off()  # its REPLY, still in the outbox, and its reply cache are lost
     table.shoe.drop_next = 0
+    before = len(table.shoe.commands)  # (the first NEW_SHOE is among these: not the reissue)
     table.shoe.power_on()  # HELLO: shoe_no, deck_id, dealt 3
-    wait_for(lambda: any(k == wire.NEW_SHOE and a[0] == shoe_no for k, a in table.shoe.commands[1:]),
+    wait_for(lambda: any(k == wire.NEW_SHOE and a[0] == shoe_no for k, a in table.shoe.commands[before:]),
              what="the NEW_SHOE reissued")
     wait_for(lambda: table.shoe.wait_command(wire.CARDS_FROM) == (shoe_no, 1), what="CARDS_FROM from 1")
     table.shoe.wait_acked()
@@ -270,7 +287,8 @@ def test_held_frames_are_not_in_the_replay(make_table, restored: bool) -> None: 
     assert SERIAL not in core.shoes
 
 
-@pytest.mark.parametrize("variant", ["new_journal", "new_journal_cards_only", "journal_restored_cards_only"])
+@pytest.mark.parametrize("variant", ["new_journal", "new_journal_reply_repeated", "new_journal_cards_only",
+                                     "journal_restored_cards_only"])
 def test_a_recording_of_the_current_boot_is_refused_once_the_live_shoe_answers(make_table, variant: str) -> None:  # type: ignore[no-untyped-def]
     # Issue 10 item 1, SPEC 3.4 item 6: a recording of the shoe's *current* boot (its frames
     # were acknowledged to an earlier journal and have left the shoe) fed to a new journal,
@@ -280,12 +298,18 @@ def test_a_recording_of_the_current_boot_is_refused_once_the_live_shoe_answers(m
     table: Table = make_table(TCP, 7)
     table.power_on_and_load()
     first = open_two_seat_round(table)
+    if variant == "new_journal_reply_repeated":
+        # Under load a REPLY can come later than the daemon's resend period: the daemon resends
+        # the command and the shoe answers it again from its reply cache (SPEC 4), one more
+        # frame of the boot, and one more in the recording. Made certain here.
+        table.shoe.answer_again()
+        table.shoe.wait_acked()
     table.deal([c(x) for x in ROYAL])  # A♠ K♠ Q♠ to seat 2 of the first round, acknowledged
     boot = table.shoe.state.boot
     with journal(table) as j:
         frames = [(e.seq, e.data()["type"], e.raw) for e in j.entries(("frame",)) if e.boot == boot]
     # The whole boot as captured (HELLO, REPLYs, DECK_STATUS, cards), or its cards only.
-    recording = [(seq, raw) for seq, kind, raw in frames if variant == "new_journal" or kind == "CARD"]
+    recording = [(seq, raw) for seq, kind, raw in frames if not variant.endswith("cards_only") or kind == "CARD"]
     assert [kind for _, kind, _ in frames].count("CARD") == 3 and all(raw for _, raw in recording)
     table.kill_daemon()
     for suffix in ("", "-wal", "-shm"):  # a new journal: nothing of the first one survives
@@ -297,14 +321,19 @@ def test_a_recording_of_the_current_boot_is_refused_once_the_live_shoe_answers(m
     table.shoe.send_raw(b"".join(b"\x00" + bytes(raw) + b"\x00" for _, raw in recording if raw is not None))
     wait_for(lambda: "shoe_verified" in _types(table, "link"), what="the live shoe's REPLY")
     seqs = sorted(seq for seq, _ in recording)
-
-    def refused() -> list[int]:
-        with journal(table) as j:
-            return sorted(e.data()["seq"] for e in j.entries(("reject",)) if e.data()["reason"] == "replay"
-                          and e.data().get("boot") == boot and e.data()["seq"] in seqs)
-
-    wait_for(lambda: refused() == seqs, what="every recorded frame refused as replay")
+    # The recording went out in one write before the PING existed, so the REPLY came after
+    # all of it; the link judges the held frames before it acknowledges the REPLY. Once the
+    # shoe has that ACK, every recorded frame has been refused, journaled or counted.
     table.shoe.wait_acked()
+    table.daemon.flush_rejections()
+    with journal(table) as j:
+        rejects = [e.data() for e in j.entries(("reject",))]
+    # Rejections are journaled whole up to a few per reason a second and counted beyond that
+    # (issue 10 item 5): a recording longer than that budget is refused partly in the summary.
+    whole = [d["seq"] for d in rejects if d["reason"] == "replay" and d.get("boot") == boot and d.get("seq") in seqs]
+    counted = sum(d["unsampled"].get("replay", 0) for d in rejects if d.get("type") == "rejections_summary")
+    assert whole and len(set(whole)) == len(whole)
+    assert len(whole) + counted >= len(seqs)
     assert table.round(rid)["placements"] == {}
     with journal(table) as j:
         accepted = [(e.boot, e.seq) for e in j.entries(("frame",))]

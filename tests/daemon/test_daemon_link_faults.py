@@ -11,6 +11,7 @@ import wire
 from daemon_harness import HANDS, SERIAL, Table, check_hands, journal, open_two_seat_round, wait_for
 
 from cardshoe.cards import parse_card
+from cardshoe.daemon.daemon import REJECT_PER_REASON
 
 TCP = "three-card-poker"
 
@@ -24,8 +25,9 @@ def test_a_lost_frame_is_asked_for_again_and_a_duplicate_is_dropped(make_table) 
     table.power_on_and_load()
     rid = open_two_seat_round(table)
     table.shoe.deal(c(HANDS[0]))
-    table.shoe.drop_next = 1  # card 2 is lost on the wire; card 3 arrives first: a gap
-    table.shoe.deal(c(HANDS[1]))
+    with table.shoe.lock:  # (else the shoe's resend of card 1, its ACK late, could be the frame lost)
+        table.shoe.drop_next = 1  # card 2 is lost on the wire; card 3 arrives first: a gap
+        table.shoe.deal(c(HANDS[1]))
     table.shoe.deal(c(HANDS[2]))
     table.shoe.wait_acked()
     # Send card 3's frame again by hand, exactly as first sent: a duplicate.
@@ -89,12 +91,23 @@ def test_forged_replayed_and_unknown_shoe_frames_are_rejected_counted_and_not_ac
     rejected = table.daemon.status()["link"]["rejected"]
     assert rejected.get("bad_tag") == 1
     assert rejected.get("unknown_shoe") == 1
-    assert rejected.get("replay:duplicate") == 1
+    # (The shoe's own resends are duplicates too, when an ACK is later than its resend period
+    # (SPEC 4), as under load; the recorded copy is told from them by its bytes below.)
+    assert rejected.get("replay:duplicate", 0) >= 1
     assert sum(v for k, v in rejected.items() if k in ("bad_cobs", "truncated", "bad_crc")) == 1
+    table.daemon.flush_rejections()
     with journal(table) as j:
-        reasons = sorted(e.data()["reason"] for e in j.entries(("reject",)))
-        assert {"bad_tag", "unknown_shoe", "replay"} <= set(reasons)
-        assert all(e.raw for e in j.entries(("reject",)))
+        rejects = list(j.entries(("reject",)))
+    reasons = sorted(e.data()["reason"] for e in rejects)
+    assert {"bad_tag", "unknown_shoe", "replay"} <= set(reasons)
+    assert all(e.raw for e in rejects if e.data()["type"] != "rejections_summary")
+    # The recorded copy of card 1 (a resend would carry RESENT: other bytes) refused once:
+    # journaled whole, or counted in the summary if that second's samples of its reason were
+    # used up by the shoe's resends (issue 10 item 5: a few per reason a second).
+    copies = [e.data()["note"] for e in rejects if e.raw == first_card.raw]
+    counted = [e.data()["counts"] for e in rejects if e.data()["type"] == "rejections_summary"]
+    assert copies == ["duplicate"] or (
+        not copies and any(c.get("replay:duplicate", 0) > REJECT_PER_REASON for c in counted))
 
 
 def test_unplug_and_replug_lose_and_repeat_no_card_and_are_journaled_events(make_table) -> None:  # type: ignore[no-untyped-def]
@@ -190,17 +203,19 @@ def test_an_authenticated_frame_of_unknown_type_is_journaled_acknowledged_and_ne
     rid = open_two_seat_round(table)
     table.deal([c(x) for x in HANDS[:3]])
     # SPEC 7: a type this version does not define, next in sequence and properly tagged.
+    # Each is sent under the shoe's lock: a frame the shoe makes meanwhile (a REPLY from its
+    # cache to a resent command) would otherwise take the next seq on the wire first.
     with table.shoe.lock:
         table.shoe.seq += 1
         frame = table.shoe.encode(0x7E, b"future", boot=table.shoe.state.boot, seq=table.shoe.seq)
-    table.shoe.send_raw(frame)
+        table.shoe.send_raw(frame)
     # A CARD with a bad payload (card code 60) that is also next: refused, window moves.
     with table.shoe.lock:
         table.shoe.seq += 1
         buf = bytearray(wire.MAX_PAYLOAD)
         n = payloads.pack_card(buf, table.shoe.state.shoe_no, 99, 0, 60, 2, 0, 0, 0, b"x")
         frame = table.shoe.encode(wire.CARD, bytes(buf[:n]), boot=table.shoe.state.boot, seq=table.shoe.seq)
-    table.shoe.send_raw(frame)
+        table.shoe.send_raw(frame)
     # The following frames are not a gap: the window moved past both.
     table.deal([c(x) for x in HANDS[3:]])
     check_hands(table, rid)
