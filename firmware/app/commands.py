@@ -80,6 +80,7 @@ def command(sh, mtype, p, n):
         return _REPLY_OK, 0
     return _REPLY_REFUSED, _D_BAD_STATE
 
+
 def _clear(sh, integ_mask, fault_mask):
     d = sh.deck
     st = sh.store
@@ -100,6 +101,7 @@ def _clear(sh, integ_mask, fault_mask):
     if d.integ != before:
         sh.status_reason = _REASON_INTEGRITY
     return (_REPLY_OK, 0) if ok else (_REPLY_REFUSED, _D_STORAGE)
+
 
 def _new_shoe(sh, p, n):
     if n < 12:
@@ -163,6 +165,7 @@ def _new_shoe(sh, p, n):
             if j == _ENTRY:
                 return _bad_manifest(sh)
     return shoe_no, deck_id, scheme, _DECK_SIZE  # started by app/session.py
+
 
 def _bad_manifest(sh):
     sh._stage_next = -1
