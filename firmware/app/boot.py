@@ -31,6 +31,18 @@ _TRIES = const(3)  # writes of the boot counter before the shoe gives up (AGCO 6
 _KEPT = "log kept"
 
 
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def unpack(st):
+    """The fields of `st.rec`: kind, magic, index, shoe, card_deck, code, method, retries, flags, t_ms, raw_len."""
+    return struct.unpack_from("<BBHIIBBBBIB", st.rec, 0)
+
+
 def ident_bytes(serial, key):
     """The ident.bin contents for `serial` and `key` (tests; the host writes the same)."""
     body = struct.pack(_IDENT_FMT, b"CSI1", serial, key)
@@ -216,7 +228,7 @@ def drop_segments(st, keep):
         return
     for name in names:
         if not name.startswith(prefix) or name.endswith(".tmp"):
-            st._remove(d + name)
+            _remove(d + name)
 
 
 def _drop_after(st, last):
@@ -233,7 +245,7 @@ def _drop_after(st, last):
                 st.dropped += (os.stat(d + "/" + name)[6] + _REC_SIZE - 1) // _REC_SIZE
             except OSError:
                 pass
-            st._remove(d + "/" + name)
+            _remove(d + "/" + name)
 
 
 def _truncate(st, name, good):
@@ -248,7 +260,7 @@ def _truncate(st, name, good):
                 dst.write(st.rec)
         os.rename(tmp, name)
     except (OSError, MemoryError) as e:
-        st._remove(tmp)
+        _remove(tmp)
         raise StorageError(_KEPT) from e
 
 
@@ -261,7 +273,7 @@ def cleanup(st):
         return
     for name in names:
         if name.endswith(".log") or name.endswith(".tmp") or name == "state.bin":
-            st._remove(st.dir + name)
+            _remove(st.dir + name)
     drop_segments(st, st.shoe_no)
 
 
@@ -282,7 +294,7 @@ def boot(st, d):
     d.integ_from = st.integ_from
 
     def replay(s):
-        kind, _m, index, _s, _cd, code, _me, _r, flags, _t, _rl = s.unpack()
+        kind, _m, index, _s, _cd, code, _me, _r, flags, _t, _rl = unpack(s)
         d.count(kind, code, flags, index)
 
     try:

@@ -34,67 +34,6 @@ _UID_MAX = const(10)
 _RAW_MAX = const(16)
 _NO_CARD = const(0xFF)
 
-_RANKS = b"23456789TJQKA"
-_SUITS = b"CDHS"
-_BARCODE_LEN = const(13)
-
-
-def _b36(c):
-    if 48 <= c <= 57:
-        return c - 48
-    if 65 <= c <= 90:
-        return c - 55
-    return -1
-
-
-def barcode_check(buf, n):
-    """The Luhn mod 36 check value of the first `n` characters, or -1 if one is out of the alphabet."""
-    total = 0
-    double = True  # the rightmost character is doubled
-    i = n - 1
-    while i >= 0:
-        v = _b36(buf[i])
-        if v < 0:
-            return -1
-        if double:
-            v *= 2
-            v = v // 36 + v % 36
-        total += v
-        double = not double
-        i -= 1
-    return (36 - total % 36) % 36
-
-
-def parse_barcode(buf, n):
-    """Decode a barcode payload: `(deck_id, code)`, or None when it is a misread.
-
-    Payload: `CS` + deck ID (8 upper-case hex digits) + rank + suit + Luhn mod 36
-    check character (SPEC section 6). Anything else is a misread, not a card.
-    """
-    while n and (buf[n - 1] == 10 or buf[n - 1] == 13):
-        n -= 1  # the terminator (CR, LF or CR LF) if the module passed it on
-    if n != _BARCODE_LEN or buf[0] != 67 or buf[1] != 83:  # "CS"
-        return None
-    check = barcode_check(buf, 12)
-    if check < 0 or _b36(buf[12]) != check:
-        return None
-    deck = 0
-    for i in range(2, 10):
-        c = buf[i]
-        if 48 <= c <= 57:
-            v = c - 48
-        elif 65 <= c <= 70:
-            v = c - 55
-        else:
-            return None
-        deck = (deck << 4) | v
-    rank = _RANKS.find(bytes((buf[10],)))
-    suit = _SUITS.find(bytes((buf[11],)))
-    if rank < 0 or suit < 0:
-        return None
-    return deck, rank * 4 + suit
-
-
 def _sat(v):
     return v + 1 if v < 255 else 255
 
@@ -159,18 +98,29 @@ class Deck:
         self.raw_len = n
         self.method = _METHOD_RFID
         self.retries = min(self.retries + retries, 255)
-        code = self._lookup(uid, n)
-        if code < 0:
-            self._read_deck = 0
-            self._read_code = _NO_CARD
-        else:
-            self._read_deck = self.deck_id
-            self._read_code = code
+        self._read_deck = 0
+        self._read_code = _NO_CARD
+        t = self.table  # the manifest's slot with this UID, if any
+        for i in range(self.entries):
+            o = i * _ENTRY
+            if t[o + 1] != n:
+                continue
+            j = 0
+            while j < n and t[o + 2 + j] == uid[j]:
+                j += 1
+            if j == n:
+                self._read_deck = self.deck_id
+                self._read_code = t[o]
+                return
 
     def on_barcode(self, text, n, retries):
         """The barcode module sent `text[:n]`; a line that is not a card is a retry."""
         if self.method:
             return
+        # The parser is app/barcode.py, loaded at boot on a board with a barcode reader
+        # (app/run.py): a shoe with only RFID never holds its code.
+        from app.barcode import parse_barcode
+
         got = parse_barcode(text, n)
         if got is None:
             self.retries = min(self.retries + 1 + retries, 255)
@@ -183,19 +133,6 @@ class Deck:
         self.method = _METHOD_BARCODE
         self.retries = min(self.retries + retries, 255)
         self._read_deck, self._read_code = got
-
-    def _lookup(self, uid, n):
-        t = self.table
-        for i in range(self.entries):
-            o = i * _ENTRY
-            if t[o + 1] != n:
-                continue
-            j = 0
-            while j < n and t[o + 2 + j] == uid[j]:
-                j += 1
-            if j == n:
-                return t[o]
-        return -1
 
     # -- a card left ------------------------------------------------------
     def identify(self):

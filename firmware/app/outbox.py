@@ -135,10 +135,3 @@ class Outbox:
             self._send((self._head + i) % self.size, seq + i, _FLAG_RESENT)
         self._backoff = min(self._backoff * 2, self.resend_max_ms)
         return True
-
-    def holds(self, mtype):
-        """True when an unacknowledged frame of type `mtype` is held."""
-        for i in range(self.count):
-            if self._types[(self._head + i) % self.size] == mtype:
-                return True
-        return False

@@ -10,7 +10,7 @@ import gc
 import sys
 
 # The streaming shoe's modules in dependency order (app.shoe imports them all).
-_MODULES = ("hmac256", "wire", "app.outbox", "app.link", "app.shoe")
+_MODULES = ("wire", "app.outbox", "app.link", "app.shoe")
 
 
 def _drop(name):
@@ -68,6 +68,9 @@ def boot_shoe(board, fw):
     if not ok:
         return None
     Shoe = load_shoe()
+    if board.readers & 2:  # a barcode reader fitted: its parser too (app/deck.py on_barcode)
+        __import__("app.barcode")
+        gc.collect()
     shoe = Shoe(board, fw, st, deck)
     gc.collect()
     return shoe

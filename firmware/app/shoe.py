@@ -12,6 +12,7 @@ when the outbox has room, so a full outbox or a power cut never drops one.
 
 import gc
 import struct
+import sys
 import time
 
 import wire
@@ -22,7 +23,10 @@ from app.link import Link
 from app.outbox import REPLY_SLOTS, Outbox
 from app.store import StorageError
 
-FW_VERSION = (0, 1, 0)
+# The firmware version, 0.1.0 (HELLO): consts, not a global tuple the streaming heap holds.
+_FW_MAJOR = const(0)
+_FW_MINOR = const(1)
+_FW_PATCH = const(0)
 
 _EV_NONE = const(0)
 _EV_RFID = const(1)
@@ -40,12 +44,7 @@ _T_KEY = const(0x06)
 _T_HEARTBEAT = const(0x07)
 
 _T_NEW_SHOE = const(0x83)
-_T_CONFIG = const(0x84)
-_T_TIME = const(0x85)
 _T_PING = const(0x86)
-_T_MAINTENANCE = const(0x87)
-_T_CLEAR = const(0x88)
-_T_CARDS_FROM = const(0x89)
 _OUT_SIZE = const(260)  # wire's OUT_SIZE: an encoded frame with both delimiters
 
 _F_READER = const(1)
@@ -63,21 +62,14 @@ _KEY_END_SHOE = const(4)
 _CF_NOT_DURABLE = const(4)  # CARD flags bit 2: framed from RAM, not in the flash log (SPEC 5)
 
 _REPLY_OK = const(0)
-_REPLY_REFUSED = const(1)
-_D_BAD_STATE = const(1)
-_D_BAD_MANIFEST = const(2)
-_D_STORAGE = const(3)
 
-_MAINTENANCE_MAGIC = const(0x43544E4D)
 
 _REASON_REQUEST = const(0)
-_REASON_LOADED = const(1)
 _REASON_INTEGRITY = const(2)
 _REASON_END = const(3)
 
 _DECK_SIZE = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10] (as in deck and store)
-_UID_MAX = const(10)
 # Outbox slots cards, keys and deck status leave free: the REPLY slots, and one for FAULTs
 # (app/outbox.py). Before, FAULTs and repeated REPLYs could fill the REPLY slots, and a
 # daemon proving the shoe live (SPEC 3.4 item 6) found none for the REPLY to its PING.
@@ -86,6 +78,18 @@ _KEYS = const(8)
 _LOW_MEM = const(4096)
 _MEM_CHECK_MS = const(1000)
 _EVENTS_PER_PASS = const(8)
+
+
+def _unload(name):
+    # A module loaded for one command, dropped with its code (app.run drops the boot's so).
+    sys.modules.pop("app." + name, None)
+    import app
+
+    try:
+        delattr(app, name)
+    except AttributeError:
+        pass
+    gc.collect()
 
 
 def _copy(dst, d, src, s, n):
@@ -130,7 +134,6 @@ class Shoe:
         self.time_offset = 0
         self._led = -1
         self._mem_at = 0
-        self.cards_lost = 0  # records given up by the log this session (store.unlogged)
         # Continue from what the boot read from flash.
         st = store
         self.next_frame = st.logged + 1
@@ -160,9 +163,9 @@ class Shoe:
             "<BBB32sBBIIHHH",
             p,
             0,
-            FW_VERSION[0],
-            FW_VERSION[1],
-            FW_VERSION[2],
+            _FW_MAJOR,
+            _FW_MINOR,
+            _FW_PATCH,
             self.fw_hash,
             self.board.reset_cause,
             self.board.readers,
@@ -240,8 +243,8 @@ class Shoe:
             st.append()
         except StorageError:
             # The card is framed from RAM below and its record kept for the next append
-            # (store.append); the host sees the STORAGE fault.
-            self.cards_lost = st.unlogged
+            # (store.append; records given up are counted in store.unlogged); the host
+            # sees the STORAGE fault.
             self.raise_fault(_F_STORAGE)
         d.clear_read()
         if d.count(kind, d.code, d.flags, index):
@@ -307,7 +310,16 @@ class Shoe:
             self.clear_transient(_F_OUTBOX_FULL)
             if self.fault_dirty:
                 self.pump()
-        self._update_led()
+        # The LED (inline: a method costs the streaming heap more than these lines)
+        if self.transient & (1 << _F_OUTBOX_FULL) or st.faults & (1 << _F_STORAGE):
+            mode = 2
+        elif self.active_faults() or d.integ:
+            mode = 1
+        else:
+            mode = 0
+        if mode != self._led:
+            self._led = mode
+            self.board.led(mode)
 
     def _frame_card(self, index):
         st = self.store
@@ -360,23 +372,6 @@ class Shoe:
         )
         self.outbox.push(_T_DECK_STATUS, self.payload, 26)
 
-    def _update_led(self):
-        if self.transient & (1 << _F_OUTBOX_FULL) or self.store.faults & (1 << _F_STORAGE):
-            mode = 2
-        elif self.active_faults() or self.deck.integ:
-            mode = 1
-        else:
-            mode = 0
-        if mode != self._led:
-            self._led = mode
-            self.board.led(mode)
-
-    def heartbeat(self, now):
-        ob = self.outbox
-        if ob.count == 0 and time.ticks_diff(ob.ticks(), ob._last_tx) >= self.store.heartbeat_ms:
-            struct.pack_into("<IHB", self.payload, 0, now, self.deck.dealt, ob.count)
-            ob.push(_T_HEARTBEAT, self.payload, 7)
-
     # -- host commands (called by Link) -----------------------------------
     def ready(self, mtype):
         """False when command `mtype` must wait (Link does not take it; the host resends it).
@@ -388,155 +383,33 @@ class Shoe:
         return not (mtype == _T_NEW_SHOE and self.next_frame <= self.store.logged)
 
     def command(self, mtype, p, n):
-        if mtype == _T_NEW_SHOE:
-            return self._new_shoe(p, n)
-        if mtype == _T_CARDS_FROM:
-            if n != 6:
-                return _REPLY_REFUSED, _D_BAD_STATE
-            shoe_no, index = struct.unpack_from("<IH", p, 0)
-            if shoe_no != self.deck.shoe_no or index < 1 or index > self.store.logged + 1:
-                return _REPLY_REFUSED, _D_BAD_STATE
-            if index < self.next_frame:
-                self.next_frame = index
-            return _REPLY_OK, 0
+        """Execute host command `mtype` (payload `p[:n]`); returns (status, detail).
+
+        PING, the daemon's proof of life (SPEC 3.4 item 6), is answered here. The others
+        (NEW_SHOE, CONFIG, TIME, CLEAR, MAINTENANCE, CARDS_FROM) come a few times a shoe:
+        their code is in app/commands.py (and app/session.py, for a NEW_SHOE's new session),
+        loaded for the command and dropped after it, so it does not hold the streaming heap
+        (firmware/README.md, "Memory")."""
         if mtype == _T_PING:
             return _REPLY_OK, 0
-        if mtype == _T_TIME:
-            if n != 8:
-                return _REPLY_REFUSED, _D_BAD_STATE
-            self.time_offset = struct.unpack_from("<Q", p, 0)[0] - self.now()
-            return _REPLY_OK, 0
-        if mtype == _T_CONFIG:
-            if n != 8:
-                return _REPLY_REFUSED, _D_BAD_STATE
-            hb, rs, rmax, deb = struct.unpack_from("<HHHH", p, 0)
-            if not hb or not rs or rmax < rs:
-                return _REPLY_REFUSED, _D_BAD_STATE
-            st = self.store
-            st.heartbeat_ms, st.resend_ms, st.resend_max_ms, st.debounce_ms = hb, rs, rmax, deb
-            self.outbox.resend_ms = rs
-            self.outbox.resend_max_ms = rmax
-            self.board.set_debounce(deb)
-            return (_REPLY_OK, 0) if self._save() else (_REPLY_REFUSED, _D_STORAGE)
-        if mtype == _T_CLEAR:
-            if n != 4:
-                return _REPLY_REFUSED, _D_BAD_STATE
-            return self._clear(*struct.unpack_from("<HH", p, 0))
-        if mtype == _T_MAINTENANCE:
-            if n != 4 or struct.unpack_from("<I", p, 0)[0] != _MAINTENANCE_MAGIC:
-                return _REPLY_REFUSED, _D_BAD_STATE
-            if not self._save():
-                return _REPLY_REFUSED, _D_STORAGE
-            self.maintenance = True
-            return _REPLY_OK, 0
-        return _REPLY_REFUSED, _D_BAD_STATE
+        from app import commands
 
-    def _clear(self, integ_mask, fault_mask):
-        d = self.deck
-        st = self.store
-        before = d.integ
-        d.integ &= ~integ_mask
-        st.integ = d.integ
-        st.integ_from = d.dealt
-        d.integ_from = d.dealt
-        cleared = (st.faults | self.transient) & fault_mask
-        st.faults &= ~fault_mask
-        self.transient &= ~fault_mask
-        self.fault_dirty |= cleared
-        ok = self._save()
-        # A condition still present is raised again at once.
-        for code in range(1, 9):
-            if cleared & self.condition & (1 << code):
-                self.raise_fault(code)
-        if d.integ != before:
-            self.status_reason = _REASON_INTEGRITY
-        return (_REPLY_OK, 0) if ok else (_REPLY_REFUSED, _D_STORAGE)
-
-    def _new_shoe(self, p, n):
-        if n < 12:
-            return _REPLY_REFUSED, _D_BAD_MANIFEST
-        shoe_no, deck_id, scheme, part, parts, count = struct.unpack_from("<IIBBBB", p, 0)
-        if self.next_frame <= self.store.logged:
-            return _REPLY_REFUSED, _D_BAD_STATE  # cards of this shoe not yet framed
-        if shoe_no == 0 or (shoe_no == self.deck.shoe_no and self.deck.dealt):
-            return _REPLY_REFUSED, _D_BAD_STATE
-        hdr = self._stage_hdr
-        if scheme == 2:
-            if parts != 1 or part != 0 or count != 0 or n != 12:
-                return _REPLY_REFUSED, _D_BAD_MANIFEST
-            return self._start(shoe_no, deck_id, scheme, 0)
-        if scheme != 1 or parts == 0 or part >= parts:
-            return _REPLY_REFUSED, _D_BAD_MANIFEST
-        if part == 0:
-            hdr[0], hdr[1], hdr[2], hdr[3] = shoe_no, deck_id, scheme, parts
-            self._stage_count = 0
-            self._stage_next = 0
-        elif part != self._stage_next or hdr[0] != shoe_no or hdr[1] != deck_id or hdr[3] != parts:
-            return _REPLY_REFUSED, _D_BAD_STATE
-        t = self._stage
-        o = 12
-        for _ in range(count):
-            if o + 2 > n:
-                return self._bad_manifest()
-            code = p[o]
-            ulen = p[o + 1]
-            if code >= _DECK_SIZE or ulen not in (4, 7, 10) or o + 2 + ulen > n:
-                return self._bad_manifest()
-            if self._stage_count >= _DECK_SIZE:
-                return self._bad_manifest()
-            e = self._stage_count * _ENTRY
-            t[e] = code
-            t[e + 1] = ulen
-            for j in range(_UID_MAX):
-                t[e + 2 + j] = p[o + 2 + j] if j < ulen else 0
-            self._stage_count += 1
-            o += 2 + ulen
-        if o != n:
-            return self._bad_manifest()
-        self._stage_next = part + 1
-        if part + 1 < parts:
-            return _REPLY_OK, 0
-        # The last part: the whole manifest must be 52 distinct codes and distinct UIDs.
-        if self._stage_count != _DECK_SIZE:
-            return self._bad_manifest()
-        seen = bytearray(7)
-        for i in range(_DECK_SIZE):
-            c = t[i * _ENTRY]
-            if seen[c >> 3] & (1 << (c & 7)):
-                return self._bad_manifest()
-            seen[c >> 3] |= 1 << (c & 7)
-            a = i * _ENTRY
-            for k in range(i):
-                b = k * _ENTRY
-                j = 1
-                while j < _ENTRY and t[a + j] == t[b + j]:
-                    j += 1
-                if j == _ENTRY:
-                    return self._bad_manifest()
-        return self._start(shoe_no, deck_id, scheme, _DECK_SIZE)
-
-    def _bad_manifest(self):
-        self._stage_next = -1
-        return _REPLY_REFUSED, _D_BAD_MANIFEST
-
-    def _start(self, shoe_no, deck_id, scheme, count):
-        # The session's files need 304-byte holes each (littlefs file objects); the last
-        # manifest part's garbage is collected first so that they are found.
-        gc.collect()
         try:
-            self.store.new_session(shoe_no, deck_id, scheme, self._stage, count)
-        except StorageError:
-            self.raise_fault(_F_STORAGE)
-            return _REPLY_REFUSED, _D_STORAGE
-        d = self.deck
-        d.table, self._stage = self._stage, d.table
-        d.reset(shoe_no, deck_id, scheme, count)
-        self._stage_next = -1
-        self.next_frame = 1
-        for i in range(_KEYS):
-            self._key_at[i] = 0  # keys of the last shoe go out before the new shoe's cards
-        self.status_reason = _REASON_LOADED
-        return _REPLY_OK, 0
+            r = commands.command(self, mtype, p, n)
+        finally:
+            del commands
+            _unload("commands")
+        if len(r) == 2:
+            return r
+        # A NEW_SHOE completed its manifest: the session is started with the command code
+        # dropped, as the session's files each need a hole of about 1.2 KB.
+        from app import session
+
+        try:
+            return session.start(self, *r)
+        finally:
+            del session
+            _unload("session")
 
     # -- the loop ---------------------------------------------------------
     def step(self):
@@ -555,8 +428,12 @@ class Shoe:
             self.on_event(ev)
         now = self.now()
         self.pump()
-        self.heartbeat(now)
-        self.outbox.service(self.outbox.ticks())
+        ob = self.outbox
+        # The heartbeat, when nothing has gone out for heartbeat_ms and nothing is held.
+        if ob.count == 0 and time.ticks_diff(ob.ticks(), ob._last_tx) >= self.store.heartbeat_ms:
+            struct.pack_into("<IHB", self.payload, 0, now, self.deck.dealt, ob.count)
+            ob.push(_T_HEARTBEAT, self.payload, 7)
+        ob.service(ob.ticks())
         if time.ticks_diff(time.ticks_ms(), self._mem_at) >= _MEM_CHECK_MS:
             self._mem_at = time.ticks_ms()
             gc.collect()  # free memory is what a collection leaves, not the garbage of the moment

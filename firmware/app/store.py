@@ -131,7 +131,7 @@ class Store:
         fragmented that no hole that size is left even after a collection, and a state
         save that cannot open its file would halt the shoe. The log's own file object is
         such a block: closed and collected, it leaves a hole that fits (first fit); the
-        caller opens the log again after (`_relog`). A MemoryError even then is not a
+        caller opens the log again after (`_replace`). A MemoryError even then is not a
         storage fault and is not reported as one: it ends the main loop, and the
         watchdog restarts the board from its saved state."""
         try:
@@ -144,39 +144,28 @@ class Store:
         _collect(_SCRUB)  # with no log to lend, a file closed just before may still free its block
         return open(path, mode)
 
-    def _relog(self, had_log):
-        """Open the log again if it lent its place to a file that is closed now."""
-        if had_log and self._log is None:
-            self._open_append(self._log_no)
-
     # -- paths ------------------------------------------------------------
-    def _path(self, name):
-        return self.dir + name
-
     def _seg_name(self, shoe_no, seg):
         return "%slog/%08x.%04x" % (self.dir, shoe_no, seg)
-
-    def _ensure_dir(self):
-        try:
-            os.mkdir(self.dir[:-1])
-        except OSError:
-            pass
 
     def _replace(self, name, data):
         """Write `data` to `name` by write-temp-then-rename."""
         had_log = self._log is not None
         self._write(name, data)
-        try:
-            self._relog(had_log)  # here, not in _write: its file object is garbage only now
-        except StorageError:
-            pass  # `name` is written; the next append opens the log again, or reports it
+        # The log again if it lent its place to the file (`_open`): here, not in _write, as
+        # that file object is garbage only now.
+        if had_log and self._log is None:
+            try:
+                self._open_append(self._log_no)
+            except StorageError:
+                pass  # `name` is written; the next append opens the log again, or reports it
 
     def _write(self, name, data):
-        tmp = self._path(name + ".tmp")
+        tmp = self.dir + name + ".tmp"
         try:
             with self._open(tmp, "wb") as f:
                 f.write(data)
-            os.rename(tmp, self._path(name))
+            os.rename(tmp, self.dir + name)
         except OSError as e:
             raise StorageError(name) from e
 
@@ -209,64 +198,11 @@ class Store:
             struct.unpack_from("<I", b, _STATE_SIZE - 8)[0] + 1,
         )
         struct.pack_into("<I", b, _STATE_SIZE - 4, crc32(b[:-4]))
-        self._ensure_dir()
-        self._replace("state1.bin" if b[_STATE_SIZE - 8] & 1 else "state0.bin", b)  # by generation
-
-    # -- the manifest -----------------------------------------------------
-    def save_manifest(self, table, count):
-        """Write the manifest table (`count` slots of _ENTRY bytes) power-safely."""
-        self._ensure_dir()
-        self._replace("manifest.bin", memoryview(table)[: count * _ENTRY])
-
-    # -- a new shoe session -----------------------------------------------
-    def new_session(self, shoe_no, deck_id, scheme, table, count):
-        """Start shoe session `shoe_no`: manifest, then state, then an empty log.
-
-        A power cut between the steps leaves either the old session whole or the new
-        one (with the manifest of the new one, which the old one no longer needs).
-        """
-        old = self.shoe_no
-        kept = (self.shoe_no, self.deck_id, self.scheme, self.ended, self.integ, self.integ_from)
-        # The old session's log stays open until the state is saved: a file that finds no
-        # hole in the heap opens in its place (`_open`), and it is opened again as its own
-        # session's (`_log_no`), not the new one's.
-        if scheme == 1:
-            self.save_manifest(table, count)
-        self.shoe_no = shoe_no
-        self.deck_id = deck_id
-        self.scheme = scheme
-        self.ended = 0
-        self.integ = 0
-        self.integ_from = 0
         try:
-            self.save()
-        except StorageError:
-            # The old session is still the one on the flash: it stays the one in RAM,
-            # its log open again, so its next card is logged where it belongs.
-            self.shoe_no, self.deck_id, self.scheme, self.ended, self.integ, self.integ_from = kept
-            if self._log is None:
-                try:
-                    self._open_append()
-                except StorageError:
-                    pass
-            raise
-        self.close_log()
-        if old != shoe_no:  # the old session's segments (strays of a cut go at the next boot)
-            for seg in range(self.in_file // _SEG + 1):
-                self._remove(self._seg_name(old, seg))
-        self.logged = self.in_file = self.unlogged = 0
-        try:
-            self._open_append()
-        except StorageError:
-            # The new session is saved: it is the one on the flash, so it is started. Its
-            # log opens at the first card (`append`), or that card raises STORAGE.
-            pass
-
-    def _remove(self, path):
-        try:
-            os.remove(path)
+            os.mkdir(self.dir[:-1])  # data/, on a flash where nothing was saved yet
         except OSError:
             pass
+        self._replace("state1.bin" if b[_STATE_SIZE - 8] & 1 else "state0.bin", b)  # by generation
 
     # -- the card log -----------------------------------------------------
     def pack(self, kind, index, card_deck, code, method, retries, flags, t_ms, raw, raw_len):
@@ -293,10 +229,6 @@ class Store:
             r[21 + i] = raw[i] if i < raw_len else 0
         struct.pack_into("<I", r, _REC_BODY, crc32(self._body))
         return mv
-
-    def unpack(self):
-        """The fields of `self.rec`: kind, magic, index, shoe, card_deck, code, method, retries, flags, t_ms, raw_len."""
-        return struct.unpack_from("<BBHIIBBBBIB", self.rec, 0)
 
     def _valid(self, expect_index):
         r = self.rec

@@ -1,6 +1,6 @@
 # cardshoe wire codec, firmware side: protocol/SPEC.md version 2 in plain MicroPython.
 #
-# Plain struct, binascii.crc32, hashlib.sha256 (HMAC by hmac256.py), a hand-written
+# Plain struct, binascii.crc32, hashlib.sha256 (HMAC256 below), a hand-written
 # COBS, and AES-128 in counter mode built on cryptolib's ECB (SPEC 3.5: the rp2 and unix
 # ports have ECB and CBC, not CTR). Buffers are allocated once per object; nothing is
 # allocated per byte. Runs unchanged under CPython (with tests/cpython/cryptolib.py on the
@@ -47,9 +47,8 @@
 #   The payload packers and readers are in payloads.py (not loaded on the shoe).
 #   payload_ok(mtype, p) -> bool: the SPEC 5 bad_payload rules (the receiver applies them).
 import binascii
+import hashlib
 import struct
-
-from hmac256 import HMAC256
 
 # AES: MicroPython's cryptolib, ECB (mode 1), from which the counter mode is built (SPEC
 # 3.5). A MicroPython built without cryptolib cannot import this module: the shoe stops at
@@ -107,6 +106,38 @@ _U32 = "<I"
 # HELLO (0x01) to REPLY (0x08) at their type, ACK (0x81) to CARDS_FROM (0x89) from 9 on; 255
 # (above any payload) where a type has none. A bytes constant, not a dict: less heap.
 _SIZES = b"\xff\x33\xff\x0a\x1a\x08\x06\x07\x0e\x08\x08\xff\x08\x08\x04\x04\x04\x06"
+
+
+_BLOCK = const(64)
+
+
+# HMAC-SHA256 (RFC 2104): MicroPython has hashlib.sha256 but no hmac module. The padded
+# keys are made once; a digest costs two sha256 objects and no other allocation than the
+# two 32-byte digests. Here, not in a module of its own: a module costs the streaming heap
+# its object, globals and names (the tests compare it with CPython's hmac).
+class HMAC256:
+    """HMAC-SHA256 with a fixed key.
+
+    HMAC256(key).digest(data) -> 32 bytes; `data` is any buffer (bytes, bytearray, memoryview).
+    """
+
+    def __init__(self, key):
+        if len(key) > _BLOCK:
+            key = hashlib.sha256(key).digest()
+        self._ipad = bytearray(_BLOCK)
+        self._opad = bytearray(_BLOCK)
+        for i in range(_BLOCK):
+            k = key[i] if i < len(key) else 0
+            self._ipad[i] = k ^ 0x36
+            self._opad[i] = k ^ 0x5C
+
+    def digest(self, data):
+        h = hashlib.sha256(self._ipad)
+        h.update(data)
+        inner = h.digest()
+        h = hashlib.sha256(self._opad)
+        h.update(inner)
+        return h.digest()
 
 
 def payload_ok(mtype, p):

@@ -298,8 +298,11 @@ def main(argv: Sequence[str]) -> int:
         img = Path(tmp) / "flash.img"
         files = sorted(str(p.relative_to(fw.root)) for p in fw.root.rglob("*") if p.is_file())
         geometry = "PICO_BLOCKS = %d\nFW = %r\n" % (PICO_BLOCKS, str(fw.root))
-        in_ram = ("import sys\nsys.path[:0] = [%r, %r]\nIMG = %r\n" % (
-            str(fw.root), str(fw.root / "lib"), str(img))) + geometry
+        # The build's tree as a board's root: imported from the current folder, modules keep
+        # short names (app/shoe.mpy) as on a board, not this run's temporary path, which each
+        # would keep as a qstr (its length, and so the figures, would vary with TMPDIR).
+        in_ram = ("import sys, os\nos.chdir(%r)\nsys.path[:] = ['', 'lib']\nIMG = %r\n" % (
+            str(fw.root), str(img))) + geometry
         # The flash wear run: the firmware's files on the flash too (as on a stock Pico), then
         # many shoes; in a larger heap, as it holds the file list (its heap is not measured).
         for_wear = in_ram + "FILES = %r\nSHOES = %d\n" % (files, args.shoes)

@@ -54,7 +54,7 @@ def test_barcode_parser_agrees_with_the_protocol_vectors(mpy) -> None:  # type: 
         pytest.skip("protocol/vectors/barcodes.json not written yet")
     items = json.loads(VECTORS.read_text())["barcodes"]
     texts = [v["text"] for v in items]
-    code = "from app.deck import parse_barcode\n"
+    code = "from app.barcode import parse_barcode\n"
     code += f"for t in {texts!r}:\n    b = t.encode()\n    print(parse_barcode(b, len(b)))\n"
     lines = mpy(code).splitlines()
     assert len(lines) == len(items)

@@ -130,6 +130,7 @@ import os
 import struct
 import shoetest as T
 from app.store import Store
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
 T.provision(root)
@@ -161,13 +162,14 @@ def test_a_full_length_bad_record_is_cut_and_old_cards_never_come_back(mpy) -> N
 import os
 import shoetest as T
 from app.store import Store
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 bd = T.BlockDev(path=IMG)
 root = T.mount(bd)
 LOG = root + 'data/log/00000007.0000'  # segment 0: records 1-5 (firmware/README.md)
 st = Store(root)
 B.count_boot(st)
-st.new_session(7, 7, 2, bytearray(0), 0)
+C.new_session(st, 7, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in range(1, 6):                 # cards 1..5, codes 11..15
     st.pack(2, i, 7, 10 + i, 2, 0, 0, 1000 + i, raw, 13)
@@ -182,7 +184,7 @@ def boot():
     s = Store(root)
     B.load_state(s)
     codes = []
-    B.open_log(s, lambda r: codes.append(r.unpack()[5]))
+    B.open_log(s, lambda r: codes.append(B.unpack(r)[5]))
     return s, codes
 st2, codes = boot()
 print('BOOT1', codes, st2.logged, os.stat(LOG)[6])
@@ -206,12 +208,13 @@ def test_a_torn_log_whose_rewrite_fails_is_kept_whole(mpy) -> None:  # type: ign
 import os
 import shoetest as T
 from app.store import Store, StorageError
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
 LOG = root + 'data/log/0000002a.0000'
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in (1, 2, 3):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
@@ -244,6 +247,7 @@ def test_a_boot_that_cannot_cut_a_torn_log_stops_and_loses_no_card(mpy) -> None:
 import os
 import shoetest as T
 from app.store import Store, StorageError
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 from app.deck import Deck
 root = T.mount(T.BlockDev(path=IMG))
@@ -252,7 +256,7 @@ LOG = root + 'data/log/0000002a.0000'
 st = Store(root)
 B.load_ident(st)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in (1, 2, 3):
     st.pack(2, i, 7, 20 + i, 2, 0, 0, 1000 + i, raw, 13)
@@ -271,7 +275,7 @@ os.remove(root + 'data/log/seg.tmp/x')
 os.remove(root + 'data/log/seg.tmp')
 s2 = Store(root)
 d2 = Deck()
-print('NEXT BOOT', B.boot(s2, d2), d2.dealt, s2.logged, [s2.read(i) and s2.unpack()[5] for i in (1, 2, 3)])
+print('NEXT BOOT', B.boot(s2, d2), d2.dealt, s2.logged, [s2.read(i) and B.unpack(s2)[5] for i in (1, 2, 3)])
 """)
     assert "STOPPED 146" in out, out
     assert "NEXT BOOT True 3 3 [21, 22, 23]" in out, out
@@ -284,6 +288,8 @@ def test_ack_boundaries_of_the_ring(mpy) -> None:  # type: ignore[no-untyped-def
     repeating a frame. Kills: `>=` for `>` at either end of `ack`, a wrong count freed."""
     out = mpy("""
 from app.outbox import Outbox
+def holds(ob, mtype):  # an unacknowledged frame of type `mtype` in the ring
+    return any(ob._types[(ob._head + i) % ob.size] == mtype for i in range(ob.count))
 sent = []
 def emit(t, flags, seq, buf, off, n):
     sent.append((seq, flags, bytes(buf[off:off + n])))
@@ -309,7 +315,7 @@ sent.clear()
 ob.resend_from(1)                                   # every held frame, oldest first
 print('HELD', [(s, p[0]) for s, _, p in sent])
 print('LAST', ob.ack(5), ob.count, ob.free())       # exactly the last sent: all freed
-print('AFTER', ob.ack(6), ob.count, ob.holds(2))
+print('AFTER', ob.ack(6), ob.count, holds(ob, 2))
 ob.push(2, b'z', 1)
 print('SEQ', sent[-1][0], ob.count)
 """)
@@ -440,6 +446,7 @@ def test_state_and_manifest_are_replaced_through_their_temporary_file(mpy) -> No
 import os
 import shoetest as T
 import app.store as S
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
 events = []
@@ -463,7 +470,7 @@ for c in range(52):
     table[c * 12] = c
     table[c * 12 + 1] = 4
     table[c * 12 + 2] = c
-st.new_session(3, 7, 1, table, 52)
+C.new_session(st, 3, 7, 1, table, 52)
 st.save()
 for e in events:
     print('EV', e[0], e[1], e[2])
@@ -494,12 +501,13 @@ def test_a_card_record_is_on_the_flash_when_append_returns(mpy) -> None:  # type
 import os
 import shoetest as T
 from app.store import Store
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 bd = T.BlockDev(path=IMG)
 root = T.mount(bd)
 st = Store(root)
 B.count_boot(st)
-st.new_session(7, 7, 2, bytearray(0), 0)
+C.new_session(st, 7, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 st.pack(2, 1, 7, 21, 2, 0, 0, 1001, raw, 13)
 st.append()
@@ -512,7 +520,7 @@ snap = T.mount(T.BlockDev(path=SNAP), point='/cut', fresh=False)
 s2 = Store(snap)
 B.load_state(s2)
 codes = []
-B.open_log(s2, lambda r: codes.append(r.unpack()[5]))
+B.open_log(s2, lambda r: codes.append(B.unpack(r)[5]))
 print('AFTER CUT', s2.shoe_no, codes)
 """, heapsize="256k")
     assert "AFTER CUT 7 [21]" in out, out
@@ -526,12 +534,13 @@ def test_a_record_out_of_place_ends_the_log_at_boot(mpy) -> None:  # type: ignor
 import os
 import shoetest as T
 from app.store import Store
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 root = T.mount(T.BlockDev(path=IMG))
 LOG = root + 'data/log/00000009.0000'
 st = Store(root)
 B.count_boot(st)
-st.new_session(9, 7, 2, bytearray(0), 0)
+C.new_session(st, 9, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in range(1, 4):
     st.pack(2, i, 7, 30 + i, 2, 0, 0, 1000 + i, raw, 13)
@@ -545,7 +554,7 @@ with open(LOG, 'ab') as f:
 s = Store(root)
 B.load_state(s)
 codes = []
-B.open_log(s, lambda r: codes.append(r.unpack()[5]))
+B.open_log(s, lambda r: codes.append(B.unpack(r)[5]))
 print('BOOT', codes, s.logged, os.stat(LOG)[6])
 """)
     assert "BOOT [31, 32, 33] 3 132" in out, out
@@ -681,6 +690,7 @@ def test_a_record_the_flash_half_took_is_overwritten_not_followed(mpy) -> None: 
     out = mpy("""
 import shoetest as T
 from app.store import Store, StorageError
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 
 class Flaky(T.BlockDev):
@@ -698,7 +708,7 @@ for k in range(8):
     root = T.mount(bd, point='/f')
     st = Store(root)
     B.count_boot(st)
-    st.new_session(8, 7, 2, bytearray(0), 0)
+    C.new_session(st, 8, 7, 2, bytearray(0), 0)
     got = []
     for i in range(1, 6):
         if i == 3:
@@ -710,14 +720,14 @@ for k in range(8):
         except StorageError:
             got.append('refused')
         bd.budget = -1
-    live = [st.read(i) and st.unpack()[5] for i in range(1, st.logged + 1)]
+    live = [st.read(i) and B.unpack(st)[5] for i in range(1, st.logged + 1)]
     st.close_log()
     T.unmount('/f')
     root = T.mount(bd, point='/f', fresh=False)
     s2 = Store(root)
     B.load_state(s2)
     codes = []
-    B.open_log(s2, lambda r: codes.append(r.unpack()[5]))
+    B.open_log(s2, lambda r: codes.append(B.unpack(r)[5]))
     s2.close_log()
     T.unmount('/f')
     print('K', k, got, live, codes)

@@ -6,6 +6,8 @@ import pytest
 
 OUTBOX = """
 from app.outbox import Outbox
+def holds(ob, mtype):  # an unacknowledged frame of type `mtype` in the ring
+    return any(ob._types[(ob._head + i) % ob.size] == mtype for i in range(ob.count))
 sent = []
 now = [0]
 def emit(t, flags, seq, buf, off, n):
@@ -40,7 +42,7 @@ sent.clear()
 ob.resend_from(3)
 print('FROM', [(s[1], s[2], s[3]) for s in sent])
 ob.push(2, b'z', 1)
-print('NEXT', sent[-1][2], ob.holds(2), ob.holds(7))
+print('NEXT', sent[-1][2], holds(ob, 2), holds(ob, 7))
 """)
     assert "FREE 0" in out and "FULL" in out
     assert "SEQS [1, 2, 3, 4]" in out
@@ -56,6 +58,7 @@ print('NEXT', sent[-1][2], ob.holds(2), ob.holds(7))
 STORE = """
 import shoetest as T
 from app.store import Store
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B  # the boot-only half of the store
 bd = T.BlockDev(path=IMG)
 root = T.mount(bd)
@@ -68,7 +71,7 @@ st = Store(root)
 print('BOOT', B.count_boot(st), B.count_boot(st))
 st.faults = 1 << 2
 st.epoch, st.hseq = 3, 17
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in range(1, 4):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
@@ -84,13 +87,13 @@ T.mount(bd, fresh=False)
 st2 = Store(root)
 print('LOAD', B.load_state(st2), st2.boot, st2.shoe_no, st2.deck_id, st2.faults, st2.epoch, st2.hseq)
 seen = []
-B.open_log(st2, lambda s: seen.append(s.unpack()[2]))
+B.open_log(st2, lambda s: seen.append(B.unpack(s)[2]))
 print('LOG', seen, st2.logged, st2.dropped)
 import os
 print('SIZE', os.stat(root + 'data/log/0000002a.0000')[6])
 st2.pack(3, 4, 0, 255, 0, 0, 0, 5, raw, 0)
 st2.append()
-print('READ', st2.read(2), st2.unpack()[2], st2.read(4), st2.unpack()[0], st2.read(5))
+print('READ', st2.read(2), B.unpack(st2)[2], st2.read(4), B.unpack(st2)[0], st2.read(5))
 # a bad CRC in the middle of the log is a bad record too: keep what comes before it
 st2.close_log()
 with open(root + 'data/log/0000002a.0000', 'rb') as f:
@@ -137,12 +140,13 @@ FRAGMENTED = """
 import gc
 import shoetest as T
 from app.store import Store
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 bd = T.BlockDev(blocks=32, bs=4096, path=IMG)
 root = T.mount(bd, progsize=256)  # as the Pico mounts its flash: about 1.1 KB per open file
 st = Store(root)
 B.count_boot(st)
-st.new_session(9, 7, 2, bytearray(0), 0)
+C.new_session(st, 9, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 st.pack(2, 1, 7, 5, 2, 0, 0, 1000, raw, 13)
 st.append()
@@ -172,7 +176,7 @@ try:
         print('SAVED', st.lent, st._log is not None)
     st.pack(2, 2, 7, 6, 2, 0, 0, 1001, raw, 13)
     st.append()
-    print('READ', st.read(1), st.unpack()[5], st.read(2), st.unpack()[5], st.logged)
+    print('READ', st.read(1), B.unpack(st)[5], st.read(2), B.unpack(st)[5], st.logged)
 except MemoryError:
     print('NO HOLE')
 """
@@ -195,7 +199,7 @@ REFUSING = STORE + """
 from app.store import StorageError
 st = Store(root)
 B.count_boot(st)
-st.new_session(11, 7, 2, bytearray(0), 0)
+C.new_session(st, 11, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 def card(i):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
@@ -211,7 +215,7 @@ bd.refuse = False
 out += [card(i) for i in range(3 + {refused}, 6 + {refused})]
 print('APPEND', out)
 print('COUNT', st.logged, st.in_file, st.unlogged)
-print('READ', [st.read(i) and st.unpack()[2] for i in range(1, st.logged + 1)])
+print('READ', [st.read(i) and B.unpack(st)[2] for i in range(1, st.logged + 1)])
 st.close_log()
 T.unmount()
 T.mount(bd, fresh=False)
@@ -250,21 +254,21 @@ def test_a_new_shoe_the_flash_refuses_leaves_the_old_session_logging_in_place(mp
 from app.store import StorageError
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in (1, 2):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
     st.append()
 bd.refuse = True
 try:
-    st.new_session(43, 8, 2, bytearray(0), 0)
+    C.new_session(st, 43, 8, 2, bytearray(0), 0)
     print('SWITCHED')
 except StorageError:
     print('REFUSED', st.shoe_no, st.deck_id, st.logged)
 bd.refuse = False
 st.pack(2, 3, 7, 3, 2, 0, 0, 1003, raw, 13)
 st.append()
-print('READ', [st.read(i) and st.unpack()[3] for i in (1, 2, 3)])
+print('READ', [st.read(i) and B.unpack(st)[3] for i in (1, 2, 3)])
 st.close_log()
 T.unmount()
 T.mount(bd, fresh=False)
@@ -286,10 +290,10 @@ import os
 from app.store import StorageError
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 os.mkdir(st.dir + 'log/0000002b.0000')
 try:
-    st.new_session(43, 8, 2, bytearray(0), 0)
+    C.new_session(st, 43, 8, 2, bytearray(0), 0)
     print('STARTED', st.shoe_no, st.deck_id, st.logged)
 except StorageError:
     print('REFUSED', st.shoe_no)
@@ -310,7 +314,7 @@ import os
 from app.store import StorageError
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 for i in (1, 2, 3):
     st.pack(2, i, 7, i, 2, 0, 0, 1000 + i, raw, 13)
@@ -337,12 +341,13 @@ SEGMENTS = """
 import os
 import shoetest as T
 from app.store import Store
+from app import session as C  # NEW_SHOE's half of the store
 from app import boot as B
 bd = T.BlockDev(blocks=32, bs=4096, path=IMG)
 root = T.mount(bd, progsize=256)  # the Pico's geometry: 4 KiB blocks, progsize 256
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 raw = bytearray(16)
 e0 = bd.erases
 for i in range(1, 53):
@@ -350,7 +355,7 @@ for i in range(1, 53):
     st.append()
 print('WEAR', bd.erases - e0)
 print('FILES', sorted(os.listdir(root + 'data/log'))[:3], len(os.listdir(root + 'data/log')))
-print('READ', [st.read(i) and st.unpack()[2] for i in (1, 5, 6, 26, 52)], st.read(53))
+print('READ', [st.read(i) and B.unpack(st)[2] for i in (1, 5, 6, 26, 52)], st.read(53))
 st.close_log()
 """
 
@@ -377,11 +382,11 @@ with open(name, 'wb') as f:
 st2 = Store(root)
 B.load_state(st2)
 seen = []
-print('BOOT', B.open_log(st2, lambda s: seen.append(s.unpack()[2])), st2.dropped, seen[-1])
+print('BOOT', B.open_log(st2, lambda s: seen.append(B.unpack(s)[2])), st2.dropped, seen[-1])
 print('LEFT', sorted(os.listdir(root + 'data/log')), os.stat(name)[6])
 st2.pack(2, 12, 7, 3, 2, 0, 0, 5, raw, 13)
 st2.append()
-print('NEXT', st2.read(12), st2.unpack()[5], st2.logged)
+print('NEXT', st2.read(12), B.unpack(st2)[5], st2.logged)
 """)
     assert "BOOT 11 41 11" in out, out  # records 12-52 dropped: nothing may follow a bad one
     assert "LEFT ['0000002a.0000', '0000002a.0001', '0000002a.0002'] 44" in out, out
@@ -393,7 +398,7 @@ def test_the_single_file_log_of_firmware_0_1_is_copied_into_segments(mpy) -> Non
 import os
 st = Store(root)
 B.count_boot(st)
-st.new_session(42, 7, 2, bytearray(0), 0)
+C.new_session(st, 42, 7, 2, bytearray(0), 0)
 st.close_log()
 raw = bytearray(16)
 with open(root + 'data/c0000002a.log', 'wb') as f:   # as firmware 0.1 wrote it
@@ -402,7 +407,7 @@ with open(root + 'data/c0000002a.log', 'wb') as f:   # as firmware 0.1 wrote it
 st2 = Store(root)
 B.load_state(st2)
 print('BOOT', B.open_log(st2), 'c0000002a.log' in os.listdir(root + 'data'))
-print('READ', [st2.read(i) and st2.unpack()[5] for i in range(1, 8)])
+print('READ', [st2.read(i) and B.unpack(st2)[5] for i in range(1, 8)])
 """)
     assert "BOOT 7 False" in out, out
     assert "READ [1, 2, 3, 4, 5, 6, 7]" in out, out

@@ -16,7 +16,7 @@ DATA = [b"", b"abc", bytes(range(256)), b"\x00" * 1000]
 
 def test_hmac256_matches_hmac_under_micropython(micropython) -> None:  # type: ignore[no-untyped-def]
     code = (
-        "import binascii, json\nfrom hmac256 import HMAC256\nout = []\n"
+        "import binascii, json\nfrom wire import HMAC256\nout = []\n"
         f"for k in {[k.hex() for k in KEYS]!r}:\n"
         f"    for d in {[d.hex() for d in DATA]!r}:\n"
         "        out.append(binascii.hexlify(HMAC256(binascii.unhexlify(k)).digest(memoryview(binascii.unhexlify(d)))).decode())\n"
@@ -72,7 +72,7 @@ RFC4231 = [
 def test_hmac256_rfc4231_vectors_under_micropython(micropython) -> None:  # type: ignore[no-untyped-def]
     """The firmware's HMAC against the published RFC 4231 results, not against another implementation."""
     code = (
-        "import binascii, json\nfrom hmac256 import HMAC256\nout = []\n"
+        "import binascii, json\nfrom wire import HMAC256\nout = []\n"
         f"for k, d in {[(k.hex(), d.hex()) for k, d, _ in RFC4231]!r}:\n"
         "    out.append(binascii.hexlify(HMAC256(binascii.unhexlify(k)).digest(binascii.unhexlify(d))).decode())\n"
         "print(json.dumps(out))\n"

@@ -223,7 +223,7 @@ def uid_of(code, deck=7):
 
 
 def barcode_of(deck_id, code):
-    from app.deck import barcode_check
+    from app.barcode import barcode_check
 
     text = b"CS%08X" % deck_id + bytes((b"23456789TJQKA"[code // 4], b"CDHS"[code % 4]))
     check = barcode_check(text, 12)
