@@ -119,7 +119,8 @@ def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str,
     @app.post("/links/{link}/settle", dependencies=writer, tags=["progressive"])
     async def settle(link: LinkName, body: SettleIn) -> dict[str, Any]:
         """Assign a round its pool: the round's contribution, then its hits by the game's rules,
-        serialized with every other table's round of the link (docs/ARCHITECTURE.md)."""
+        serialized with every other table's round of the link (docs/floor.md, "Serialization of a
+        link's pool")."""
         loop = asyncio.get_running_loop()
         t0 = time.perf_counter()
         made = await loop.run_in_executor(settle_threads, settler.settle, link, body.table, body.round)

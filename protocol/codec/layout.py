@@ -11,7 +11,9 @@ unpacked values. A declaration this walker does not understand (NEW_SHOE's Array
 manifest entries) gets no layout and is parsed and built by construct alone.
 
 tests/protocol/test_protocol_fastpath.py compares the two paths on every golden vector and
-on hypothesis-generated frames, valid and damaged.
+on hypothesis-generated frames, valid and damaged. Parsing every frame through construct left
+the host at ~0.06x a plain `struct` decoder, which is why this module exists;
+`cardshoe bench protocol` prints both paths against a minimal struct decoder in one process.
 """
 
 from __future__ import annotations
