@@ -380,9 +380,9 @@ class FloorStore:
         with self._tx() as tx:
             if not tx.q("SELECT seq FROM links WHERE name = %s FOR UPDATE", (link_name,)):
                 raise UnknownLink("link", f"no link {link_name!r} on this floor")
-            before = tx.q("SELECT body FROM assignments WHERE table_name = %s AND round_id = %s", (table, round_id))
-            if before:
-                return _assignment(json.loads(before[0][0]))
+            held = tx.q("SELECT body FROM assignments WHERE table_name = %s AND round_id = %s", (table, round_id))
+            if held:
+                return _assignment(json.loads(held[0][0]))
             if not tx.q("SELECT link FROM withdrawn WHERE table_name = %s AND round_id = %s", (table, round_id)):
                 tx.q("INSERT INTO withdrawn (table_name, round_id, link, t_ns) VALUES (%s, %s, %s, %s)",
                      (table, round_id, link_name, t))
