@@ -78,6 +78,22 @@ def _refused(error: Exception) -> Refused:
     return Refused(status, field, str(error), type(error).__name__, rule)
 
 
+def _sent_rounds(service: TableService) -> set[str]:
+    """The rounds this journal sent to the floor for settlement and did not withdraw."""
+    sent: set[str] = set()
+    with service.journal.reader() as reader:
+        for entry in reader.entries(("floor",)):
+            data = entry.data()
+            rid = data.get("round_id") if isinstance(data, dict) else None
+            if not isinstance(rid, str):
+                continue
+            if data.get("type") == "settle_sent":
+                sent.add(rid)
+            elif data.get("type") == "settle_withdrawn":
+                sent.discard(rid)
+    return sent
+
+
 @dataclass(frozen=True)
 class Done:
     """An accepted input: its round and the derived events' bodies."""
@@ -95,6 +111,13 @@ class TableControl:
         self.service = service
         # The floor's linked progressive, when the table is on a link (issue 14).
         self.floor = floor if floor is not None and floor.link is not None else None
+        # Rounds sent to the floor for settlement (journaled `settle_sent` before sending): such
+        # a round may have been assigned its pool though the answer never came back, so it is
+        # voided only once the floor says it never assigned it (docs/floor.md, "A round sent
+        # and not heard back"). Rebuilt from the journal, so a restart keeps the rule.
+        self._sent: set[str] = set()
+        if self.floor is not None:
+            self._sent = _sent_rounds(service)
         self.draw_magic = draw_magic
         self._randbelow = randbelow
 
@@ -214,8 +237,49 @@ class TableControl:
                                                                 supervisor=supervisor, candidate=candidate))
 
     def void(self, round_id: str, rule: str, reason: str, by: str) -> Done:
-        """A supervisor voids the round."""
-        return self._op(round_id, rounds.VoidRound(rule=rule, reason=reason, by=by))
+        """A supervisor voids the round. On a linked table, a round sent to the floor for its
+        pool is voided only once the floor says it never assigned it (reading 73)."""
+        op = rounds.VoidRound(rule=rule, reason=reason, by=by)
+        if self.floor is not None and round_id in self._sent:
+            self._void_sent(round_id, op)
+        return self._op(round_id, op)
+
+    def _void_sent(self, round_id: str, op: rounds.VoidRound) -> None:
+        floor = self.floor
+        assert floor is not None
+        with self.service.lock:
+            round_ = self.service.core.rounds.get(round_id)
+            if round_ is None or round_.status is rounds.RoundStatus.SETTLED:
+                return  # the core refuses the void itself, journaled
+            try:
+                copy.deepcopy(round_).do(op)
+            except rounds.RoundOperationError:
+                return  # likewise: a void the round refuses anyway is not asked of the floor
+        try:
+            assignment = floor.withdraw(round_id)
+        except FloorUnreachable as exc:
+            message = (f"round {round_id} was sent to the floor (link {floor.link}) for its progressive pool and the "
+                       "floor's answer has not come back: it may have been assigned, so it is not voided; settle it "
+                       "when the floor answers (if the floor never saw it, the void is then allowed)")
+            self.service.record("floor", {"type": "void_refused", "round_id": round_id, "message": message,
+                                          "error": str(exc)}, publish=True)
+            raise Refused(409, "floor", message, "FloorAnswerPending") from None
+        except FloorRefused as exc:
+            self.service.record("floor", {"type": "void_refused", "round_id": round_id, "message": exc.message,
+                                          "field": exc.field}, publish=True)
+            raise Refused(409, f"floor.{exc.field}", exc.message, "FloorRefused") from None
+        if assignment is not None:
+            message = (f"the floor (link {floor.link}) assigned round {round_id} its progressive pool (seq "
+                       f"{assignment.get('seq')}, pool {assignment.get('pool')}): the pool has moved, so the round is "
+                       "not voided; settle it, and it settles with that assignment")
+            self.service.record("floor", {"type": "void_refused", "round_id": round_id, "message": message,
+                                          "seq": assignment.get("seq")}, publish=True)
+            raise Refused(409, "floor", message, "FloorAssigned")
+        # The floor never assigned it and has recorded it withdrawn (a settlement of it still on
+        # its way is refused there): the void goes ahead.
+        self.service.record("floor", {"type": "settle_withdrawn", "round_id": round_id, "link": floor.link},
+                            publish=True)
+        self._sent.discard(round_id)
 
     def settle(self, round_id: str, jackpot_pool: int | None) -> Done:
         """Close the round and settle every wager. On a linked table, a round with progressive
@@ -250,6 +314,13 @@ class TableControl:
         progressive = any(int(s.get("wagers", {}).get("progressive", 0) or 0) > 0 for s in export.get("seats", []))
         if not progressive:
             return self._submit(body, t_ns)
+        if round_id not in self._sent:
+            # Journaled before sending: from now on the floor may hold an assignment of the round.
+            self.service.record("floor", {"type": "settle_sent", "round_id": round_id, "link": floor.link})
+            if self.service.failed is not None:
+                raise Refused(503, "journal", f"the journal failed: round {round_id} was not sent to the floor",
+                              "ServiceFailed")
+            self._sent.add(round_id)
         try:
             assigned = floor.settle(export)
         except FloorUnreachable as exc:

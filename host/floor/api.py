@@ -45,6 +45,12 @@ class ShipIn(BaseModel):
     entries: list[dict[str, Any]] = Field(max_length=1000)
 
 
+class WithdrawIn(BaseModel):
+    model_config = _STRICT
+    table: str = Field(pattern=_NAME)
+    round_id: str = Field(min_length=1, max_length=80)
+
+
 class SettleIn(BaseModel):
     model_config = _STRICT
     table: str = Field(pattern=_NAME)
@@ -88,7 +94,7 @@ def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str,
 
     @app.exception_handler(FloorRefusal)
     async def refused(_: Request, exc: FloorRefusal) -> JSONResponse:
-        status = 404 if type(exc).__name__ == "UnknownLink" else 409 if type(exc).__name__ == "AssignmentConflict" \
+        status = 404 if type(exc).__name__ == "UnknownLink" else 409 if type(exc).__name__ in ("AssignmentConflict", "RoundWithdrawn") \
             else 422
         return JSONResponse({"detail": {"field": exc.field, "message": exc.message, "error": type(exc).__name__}},
                             status_code=status)
@@ -126,6 +132,16 @@ def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str,
         made = await loop.run_in_executor(settle_threads, settler.settle, link, body.table, body.round)
         # The floor's own share of the round trip (waiting for a thread, the link's lock, the commit).
         return {**made.to_json(), "server_ms": round((time.perf_counter() - t0) * 1000, 3)}
+
+    @app.post("/links/{link}/withdraw", dependencies=writer, tags=["progressive"])
+    async def withdraw(link: LinkName, body: WithdrawIn) -> dict[str, Any]:
+        """A table about to void a round it sent for settlement without hearing the answer:
+        `assigned` with the assignment (the table settles it with that), or `withdrawn` (never
+        assigned, and never will be: the table may void it). Serialized with the settlements."""
+        loop = asyncio.get_running_loop()
+        made = await loop.run_in_executor(settle_threads, settler.withdraw, link, body.table, body.round_id)
+        return {"table": body.table, "round_id": body.round_id, "status": "withdrawn" if made is None else "assigned",
+                "assignment": None if made is None else made.to_json()}
 
     @app.get("/links", dependencies=reader, tags=["progressive"])
     def links() -> list[dict[str, Any]]:

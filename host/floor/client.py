@@ -161,3 +161,14 @@ class FloorClient:
             self.state.pool = int(answer["pool_after"])
             self.state.pool_at_ns = time.monotonic_ns()
         return answer
+
+    def withdraw(self, round_id: str) -> dict[str, Any] | None:
+        """Before voiding a round sent for settlement with no answer heard: the floor's
+        assignment of it (settle it with that), or None (the floor never assigned it and now
+        never will: it may be voided)."""
+        if self.link is None:
+            raise FloorRefused(409, "link", "this table is on no link")
+        answer: dict[str, Any] = self._call("POST", f"/links/{self.link}/withdraw",
+                                            {"table": self.table, "round_id": round_id})
+        assignment = answer.get("assignment")
+        return assignment if answer.get("status") == "assigned" and isinstance(assignment, dict) else None

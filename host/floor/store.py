@@ -35,7 +35,7 @@ from cardshoe.cards import card_text
 
 from .progressive import Assignment, FloorRefusal, Hit, LinkSettings, PoolState, assign, prepare
 
-__all__ = ["FloorStore", "StoreUnavailable", "AssignmentConflict", "UnknownLink", "ShippedEntry", "SCHEMA_VERSION"]
+__all__ = ["FloorStore", "StoreUnavailable", "AssignmentConflict", "RoundWithdrawn", "UnknownLink", "ShippedEntry", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -67,6 +67,9 @@ CREATE TABLE IF NOT EXISTS rounds (
     table_name TEXT NOT NULL, round_id TEXT NOT NULL, game TEXT, opened_ns BIGINT, settled_ns BIGINT,
     cards TEXT NOT NULL, flags TEXT NOT NULL, void BIGINT NOT NULL, PRIMARY KEY (table_name, round_id));
 CREATE INDEX IF NOT EXISTS rounds_opened ON rounds (opened_ns);
+CREATE TABLE IF NOT EXISTS withdrawn (
+    table_name TEXT NOT NULL, round_id TEXT NOT NULL, link TEXT NOT NULL, t_ns BIGINT NOT NULL,
+    PRIMARY KEY (table_name, round_id));
 """
 
 
@@ -76,6 +79,10 @@ class StoreUnavailable(ConnectionError):
 
 class AssignmentConflict(FloorRefusal):
     """The same (table, round) sent again with different content."""
+
+
+class RoundWithdrawn(FloorRefusal):
+    """A round its table withdrew (to void it) before the floor ever assigned it: never assigned now."""
 
 
 class UnknownLink(FloorRefusal):
@@ -345,6 +352,9 @@ class FloorStore:
                     raise AssignmentConflict("round", f"round {rid} of table {table} was assigned a pool already "
                                                       "with different content; a supervisor must look at it")
                 return old
+            if tx.q("SELECT link FROM withdrawn WHERE table_name = %s AND round_id = %s", (table, str(rid))):
+                raise RoundWithdrawn("round", f"round {rid} of table {table} was withdrawn by its table (to be "
+                                              "voided) before the floor assigned it a pool: it is never assigned now")
             tx.q("UPDATE links SET pool = %s, carry = %s, seq = %s, updated_ns = %s WHERE name = %s",
                  (made.pool_after, made.carry_after, made.seq, t, link_name))
             tx.q("INSERT INTO assignments (link, seq, table_name, round_id, digest, stakes, contribution, carry_before,"
@@ -358,6 +368,25 @@ class FloorStore:
                      " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                      (link_name, made.seq, n, table, made.round_id, hit.seat, hit.line, hit.amount, hit.rule, t))
         return made
+
+    def withdraw(self, link_name: str, table: str, round_id: str, now_ns: int | None = None) -> Assignment | None:
+        """The table asks to void a round it sent for settlement but heard no answer about.
+
+        Serialized with `settle` on the link's row: if the round was assigned, its assignment
+        (the table must settle it with that; it is not voided); if not, the round is recorded
+        as withdrawn, so a settlement of it still on its way is refused (`RoundWithdrawn`), and
+        None (the table may void it). Idempotent: asking again gets the same answer."""
+        t = time.time_ns() if now_ns is None else now_ns
+        with self._tx() as tx:
+            if not tx.q("SELECT seq FROM links WHERE name = %s FOR UPDATE", (link_name,)):
+                raise UnknownLink("link", f"no link {link_name!r} on this floor")
+            held = tx.q("SELECT body FROM assignments WHERE table_name = %s AND round_id = %s", (table, round_id))
+            if held:
+                return _assignment(json.loads(held[0][0]))
+            if not tx.q("SELECT link FROM withdrawn WHERE table_name = %s AND round_id = %s", (table, round_id)):
+                tx.q("INSERT INTO withdrawn (table_name, round_id, link, t_ns) VALUES (%s, %s, %s, %s)",
+                     (table, round_id, link_name, t))
+        return None
 
     def history(self, link: str, limit: int = 1000) -> list[dict[str, Any]]:
         """The link's assignments, oldest first: every pool movement with its round."""

@@ -46,6 +46,9 @@ class Relay:
         self.listener.listen(64)
         self.port = int(self.listener.getsockname()[1])
         self.up = True
+        # While set, the floor's answers are thrown away (the requests still reach it): the cut
+        # that falls after the floor acted and before its answer reached the table.
+        self.answers_lost = False
         self.conns: list[socket.socket] = []
         self.lock = threading.Lock()
         self.closed = False
@@ -71,15 +74,17 @@ class Relay:
                 continue
             with self.lock:
                 self.conns += [client, server]
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            for a, b, answers in ((client, server, False), (server, client, True)):
+                threading.Thread(target=self._pump, args=(a, b, answers), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, answers: bool = False) -> None:
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
+                if answers and self.answers_lost:
+                    continue
                 dst.sendall(data)
         except OSError:
             pass
@@ -102,6 +107,7 @@ class Relay:
 
     def restore(self) -> None:
         self.up = True
+        self.answers_lost = False
 
     def close(self) -> None:
         self.closed = True

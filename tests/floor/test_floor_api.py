@@ -72,3 +72,25 @@ def test_a_store_that_is_away_answers_503(pg_cluster: Any) -> None:
         pg_cluster.start()
     assert c.get("/links").status_code == 200
     store.close()
+
+
+def test_withdraw_answers_assigned_or_withdrawn_and_a_withdrawn_round_is_refused_409(store: FloorStore) -> None:
+    store.configure_link(LinkSettings("mega", RESET, 50_000, 3_000_000))
+    c = client(store)
+    royal = round_file("T1-1", seat(3, ROYAL[0]), community=ROYAL[1])
+    assert c.post("/links/mega/settle", json={"table": "T1", "round": royal}).status_code == 200
+    r = c.post("/links/mega/withdraw", json={"table": "T1", "round_id": "T1-1"})
+    assert r.status_code == 200 and r.json()["status"] == "assigned"
+    assert r.json()["assignment"]["hits"][0]["amount"] == 3_000_025
+    r = c.post("/links/mega/withdraw", json={"table": "T1", "round_id": "T1-2"})
+    assert r.status_code == 200 and r.json() == {"table": "T1", "round_id": "T1-2", "status": "withdrawn",
+                                                 "assignment": None}
+    r = c.post("/links/mega/settle", json={"table": "T1", "round": round_file("T1-2", seat(3, ROYAL[0]),
+                                                                              community=ROYAL[1])})
+    assert r.status_code == 409 and r.json()["detail"]["error"] == "RoundWithdrawn", r.text
+    assert store.pool("mega")["pool"] == RESET  # the refused round moved nothing
+    # The pit reads; withdrawing is the table's (controller) role.
+    r = client(store, PIT).post("/links/mega/withdraw", json={"table": "T1", "round_id": "T1-3"})
+    assert r.status_code == 403
+    r = c.post("/links/none/withdraw", json={"table": "T1", "round_id": "T1-3"})
+    assert r.status_code == 404 and r.json()["detail"]["field"] == "link"

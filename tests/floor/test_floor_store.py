@@ -215,3 +215,27 @@ def test_the_short_path_under_the_lock_equals_settling_against_the_pool() -> Non
     for data in rounds:
         for state in (PoolState(0, 0, 0), PoolState(1_234_567, 999_999, 41), PoolState(RESET, 1, 7)):
             assert assign(link, state, "T1", data, prepare(link, data)) == assign(link, state, "T1", data)
+
+
+def test_a_withdrawn_round_is_never_assigned_and_an_assigned_one_is_not_withdrawn(store: FloorStore) -> None:
+    # Reading 73: a table voids a round it sent without hearing the answer only once the floor
+    # says it never assigned it; the floor then refuses any settlement of it still on its way.
+    from cardshoe.floor.store import RoundWithdrawn
+
+    configure(store)  # 5%: 25 per 500
+    sf = round_file("T1-1", seat(1, SF[0]), community=SF[1])
+    assigned = store.settle(LINK, "T1", sf)
+    again = store.withdraw(LINK, "T1", "T1-1")
+    assert again is not None and again == assigned  # assigned: the table must settle with it
+    assert store.pool(LINK)["pool"] == 3_000_025 - 300_002  # 10% of 3,000,025 (4.4), floored
+    assert store.withdraw(LINK, "T1", "T1-2") is None  # never seen: withdrawn
+    assert store.withdraw(LINK, "T1", "T1-2") is None  # asked again, the same answer
+    with pytest.raises(RoundWithdrawn):
+        store.settle(LINK, "T1", round_file("T1-2", seat(1, *NOTHING[:1]), community=NOTHING[1]))
+    # Nothing moved for it: one round on the link, the pool as the first left it.
+    assert [h["round_id"] for h in store.history(LINK)] == ["T1-1"]
+    assert store.pool(LINK)["pool"] == 3_000_025 - 300_002
+    # Another table's round of the same id is its own.
+    assert store.settle(LINK, "T2", round_file("T1-2", seat(1, *NOTHING[:1]), community=NOTHING[1])).seq == 2
+    with pytest.raises(UnknownLink):
+        store.withdraw("nope", "T1", "T1-3")
