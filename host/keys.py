@@ -46,21 +46,7 @@ class KeyStore:
         Raises KeyStoreError when the file exists but is not 64 hex characters, or is
         readable by anyone but its owner (a leaked key must not be used silently).
         """
-        path = self.path(serial)
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            return None
-        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise KeyStoreError(f"{path} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); chmod 600 it")
-        text = path.read_text(encoding="ascii", errors="replace").strip()
-        try:
-            key = bytes.fromhex(text)
-        except ValueError:
-            raise KeyStoreError(f"{path} does not hold 64 hex characters") from None
-        if len(key) != KEY_SIZE:
-            raise KeyStoreError(f"{path} holds {len(key)} bytes, not {KEY_SIZE}")
-        return key
+        return _read_key_file(self.path(serial))
 
     def create(self, serial: int) -> bytes:
         """Make a new random key for shoe `serial`, store it (0600), and return it.
@@ -73,13 +59,7 @@ class KeyStore:
         os.chmod(self.dir, 0o700)
         key = secrets.token_bytes(KEY_SIZE)
         tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.fchmod(fd, 0o600)
-            os.write(fd, (key.hex() + "\n").encode("ascii"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_key_file(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), key)
         os.replace(tmp, path)
         return key
 
@@ -89,6 +69,37 @@ class KeyStore:
             return self.load(serial)
         except KeyStoreError:
             return None
+
+
+def _read_key_file(path: Path) -> bytes | None:
+    """The KEY_SIZE bytes held as hex in `path` (a shoe key or a table seed), None when absent.
+
+    Raises KeyStoreError when the file is readable by anyone but its owner (a leaked key must
+    not be used silently) or does not hold 64 hex characters."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise KeyStoreError(f"{path} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); chmod 600 it")
+    text = path.read_text(encoding="ascii", errors="replace").strip()
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        raise KeyStoreError(f"{path} does not hold 64 hex characters") from None
+    if len(key) != KEY_SIZE:
+        raise KeyStoreError(f"{path} holds {len(key)} bytes, not {KEY_SIZE}")
+    return key
+
+def _write_key_file(fd: int, key: bytes) -> None:
+    """Write `key` as hex to the open file `fd` (made 0600 whatever the umask), flush it to disk, close it."""
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (key.hex() + "\n").encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
 
 
 # -- the table's signing key (issue 14 item 5) -------------------------------------------
@@ -103,21 +114,7 @@ def load_table_key(path: str | os.PathLike[str]) -> bytes | None:
     """The table's 32-byte Ed25519 private seed from `path`, or None when there is no file.
 
     Raises KeyStoreError when the file is readable by others or is not 64 hex characters."""
-    file = Path(path)
-    try:
-        st = file.stat()
-    except FileNotFoundError:
-        return None
-    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise KeyStoreError(f"{file} is readable by others (mode {stat.S_IMODE(st.st_mode):o}); chmod 600 it")
-    text = file.read_text(encoding="ascii", errors="replace").strip()
-    try:
-        seed = bytes.fromhex(text)
-    except ValueError:
-        raise KeyStoreError(f"{file} does not hold 64 hex characters") from None
-    if len(seed) != KEY_SIZE:
-        raise KeyStoreError(f"{file} holds {len(seed)} bytes, not {KEY_SIZE}")
-    return seed
+    return _read_key_file(Path(path))
 
 
 def create_table_key(path: str | os.PathLike[str]) -> bytes:
@@ -127,13 +124,7 @@ def create_table_key(path: str | os.PathLike[str]) -> bytes:
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     seed = secrets.token_bytes(KEY_SIZE)
-    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, (seed.hex() + "\n").encode("ascii"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _write_key_file(os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), seed)
     return seed
 
 
