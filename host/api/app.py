@@ -417,6 +417,17 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
             raise guard.refuse(request, 403, "role", f"{what} needs the {' or '.join(sorted(allowed))} role (you "
                                f"have: {', '.join(sorted(who.roles)) or 'none'})", "Forbidden", who)
 
+    @app.get("/shift", dependencies=reader, tags=["report"], responses=_errors(*_READ))
+    def shift() -> dict[str, Any]:
+        """The shift's live figures (docs/report.md): pace, hold against the exact theoretical with
+        z and band by wager, dealer, seat and player, flags by rule, and the hold alarms standing."""
+        if daemon.live is None:
+            raise HTTPException(503, {"field": "daemon", "message": "not started", "error": "NotReady"})
+        figures: dict[str, Any] = daemon.live.figures()
+        figures.pop("series", None)  # per round: for the printed report's charts, not a page refreshed live
+        figures["staff"] = control().staff_on()
+        return figures
+
     @app.get("/staff", dependencies=reader, tags=["staff"], response_model=m.StaffOn, responses=_errors(*_READ))
     def staff() -> dict[str, Any]:
         """Who is on at the table: the dealer, the supervisor and the player id of each seat."""

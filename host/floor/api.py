@@ -179,6 +179,30 @@ def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str,
         return store.search_rounds(table=table, since_ns=since_ns, until_ns=until_ns, rule=rule, cards=cards,
                                    limit=limit)
 
+    @app.get("/report", dependencies=reader, tags=["report"])
+    def shift_report(since_ns: int | None = Query(None, ge=0, description="default: the current shift's start"),
+                     until_ns: int | None = Query(None, ge=0),
+                     table: list[str] | None = Query(None, description="only these tables (a name finds all its journals)"),
+                     z: float = Query(3.0, gt=0, le=40, description="the alarm's family-wise z"),
+                     min_rounds: int = Query(100, ge=1, le=100_000)) -> dict[str, Any]:
+        """The shift's figures over every table the floor holds (docs/report.md): pace, hold against
+        the exact theoretical, ratings, flags, and the hold alarms corrected for every table watched."""
+        from cardshoe.report.alarm import AlarmPolicy, evaluate
+        from cardshoe.report.cli import from_floor
+        from cardshoe.report.figures import Options, build
+        from cardshoe.report.live import shift_start_ns
+
+        since = since_ns if since_ns is not None else shift_start_ns(time.time_ns(), Options().shift_starts)
+        report = build(from_floor(store, table), Options(since_ns=since, until_ns=until_ns))
+        report.pop("series", None)
+        report["alarms"] = evaluate(report, AlarmPolicy(z=z, min_rounds=min_rounds))
+        return report
+
+    @app.get("/floor/report.js", include_in_schema=False)
+    def report_panel() -> FileResponse:
+        """The floor page's shift panel (its own file: the page keeps one hook)."""
+        return FileResponse(_STATIC / "report.js", media_type="text/javascript")
+
     @app.get("/floor", include_in_schema=False)
     def page() -> FileResponse:
         """The floor page (reads the API with a token the user types; nothing from a CDN)."""

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Protocol
 
 from cardshoe.report.theory import UNIT_WAGER, component_of
 
-__all__ = ["EntryLike", "Flag", "RoundRec", "SeatStake", "Span", "TableShift", "read_table"]
+__all__ = ["EntryLike", "Flag", "RoundRec", "SeatStake", "Span", "TableReader", "TableShift", "read_table"]
 
 
 class EntryLike(Protocol):
@@ -158,23 +158,50 @@ def _close_span(spans: list[Span], role: str, t: int, seat: int | None = None) -
 
 def read_table(entries: Iterable[EntryLike], source: str) -> TableShift:
     """Read one journal's entries (id order) into a `TableShift`; `source` names the journal."""
-    name, game, seats, limits = source, "", 0, {}
-    rounds: dict[str, RoundRec] = {}
-    shoes: list[tuple[int, int, int]] = []
-    flags: dict[tuple[str | None, Any], Flag] = {}
-    outside: list[Flag] = []
-    spans: list[Span] = []
-    shoe_no: int | None = None
-    first = last = None
+    reader = TableReader(source)
     for e in entries:
+        reader.feed(e)
+    return reader.shift()
+
+
+class TableReader:
+    """`read_table` one entry at a time (the daemon feeds it each entry it publishes)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.name, self.game, self.seats = source, "", 0
+        self.limits: dict[str, Any] = {}
+        self.rounds: dict[str, RoundRec] = {}
+        self.shoes: list[tuple[int, int, int]] = []
+        self.flags: dict[tuple[str | None, Any], Flag] = {}
+        self.outside: list[Flag] = []
+        self.spans: list[Span] = []
+        self.shoe_no: int | None = None
+        self.first: int | None = None
+        self.last: int | None = None
+
+    def shift(self) -> TableShift:
+        """What has been read so far."""
+        return TableShift(table=self.name, source=self.source, game=self.game, seats=self.seats, limits=self.limits,
+                          rounds=list(self.rounds.values()), shoes=list(self.shoes),
+                          flags=list(self.flags.values()) + self.outside, spans=list(self.spans),
+                          first_ns=self.first, last_ns=self.last)
+
+    def feed(self, e: EntryLike) -> None:
+        """One entry (entries of other kinds than event and settlement are passed over)."""
         if e.kind not in ("event", "settlement"):
-            continue
-        first = e.t_ns if first is None else first
-        last = e.t_ns
+            return
+        self.first = e.t_ns if self.first is None else self.first
+        self.last = e.t_ns
         try:
             body = json.loads(e.body)
         except ValueError:
-            continue
+            return
+        self._event(e, body)
+
+    def _event(self, e: EntryLike, body: dict[str, Any]) -> None:
+        rounds, shoes, flags, outside, spans = self.rounds, self.shoes, self.flags, self.outside, self.spans
+        name, limits = self.name, self.limits
         t = e.t_ns
         etype = body.get("type")
         rid = e.round_id
@@ -182,18 +209,20 @@ def read_table(entries: Iterable[EntryLike], source: str) -> TableShift:
         if e.kind == "settlement":
             if rec is not None and rec.settled_ns is None:
                 _settled(rec, body.get("settlement") or {}, t)
-            continue
+            return
         if etype == "table_setup":
-            name, game, seats = str(body.get("name", name)), str(body.get("game", game)), int(body.get("seats", 0))
-            limits = dict(body.get("limits") or {})
+            self.name, self.game = str(body.get("name", name)), str(body.get("game", self.game))
+            self.seats = int(body.get("seats", 0))
+            self.limits = dict(body.get("limits") or {})
         elif etype == "round_opened" and rid is not None:
-            rec = RoundRec(table=name, source=source, round_id=rid, game=str(body.get("game", game)), opened_ns=t)
+            rec = RoundRec(table=name, source=self.source, round_id=rid, game=str(body.get("game", self.game)),
+                           opened_ns=t)
             prog = limits.get("progressive") if isinstance(limits, dict) else None
             rec.min_progressive = int(prog["min"]) if isinstance(prog, dict) and "min" in prog else None
             rounds[rid] = rec
         elif etype == "shoe_loaded":
-            shoe_no = int(body.get("shoe_no", 0))
-            shoes.append((t, shoe_no, int(body.get("deck_id", 0))))
+            self.shoe_no = int(body.get("shoe_no", 0))
+            shoes.append((t, self.shoe_no, int(body.get("deck_id", 0))))
         elif etype == "staff_signed_on":
             _close_span(spans, str(body["role"]), t)
             _open_span(spans, str(body["role"]), str(body["staff_id"]), t)
@@ -210,7 +239,7 @@ def read_table(entries: Iterable[EntryLike], source: str) -> TableShift:
                                 [str(r) for r in body.get("rules", [body.get("rule", "")]) if r],
                                 t, str(body.get("decision", "referred")), True))
         if rec is None:
-            continue
+            return
         # Events of a round.
         if etype == "round_staff":
             rec.dealer, rec.supervisor = body.get("dealer"), body.get("supervisor")
@@ -221,7 +250,7 @@ def read_table(entries: Iterable[EntryLike], source: str) -> TableShift:
             rec.cards += 1
             if rec.first_card_ns is None:
                 rec.first_card_ns = t
-                rec.shoe_no = shoe_no
+                rec.shoe_no = self.shoe_no
             if rec.first_decision_ns is None and rec.deal_done_ns is None:
                 rec.last_card_ns = t
                 rec.deal_cards += 1
@@ -245,8 +274,6 @@ def read_table(entries: Iterable[EntryLike], source: str) -> TableShift:
                 if flag.resolved_ns is None:
                     flag.resolved_ns, flag.resolved_by = t, irr.get("resolved_by")
                     flag.final = str(irr.get("decision", ""))
-    return TableShift(table=name, source=source, game=game, seats=seats, limits=limits, rounds=list(rounds.values()),
-                      shoes=shoes, flags=list(flags.values()) + outside, spans=spans, first_ns=first, last_ns=last)
 
 
 def _settled(rec: RoundRec, s: dict[str, Any], t: int) -> None:
