@@ -2,8 +2,8 @@
 
 `SimTable` runs the daemon's own `TableCore` (no serial line, no clock): a dealer signs on,
 players sit down and bet, cards leave a shoe shuffled by a seeded `random.Random`, players
-decide, the round settles; every input and every event the core derives is kept as a
-journal entry (`SimEntry`, or written to a real journal with `write_journal`) with a host
+decide, the round settles; every event and settlement the core derives is kept as a
+journal entry (`SimEntry`, or written to a journal file with `write_journal`) with a host
 time advanced at a dealer's pace the caller sets (`Pace`). The report reads those entries
 exactly as it reads a daemon's journal.
 
@@ -96,6 +96,8 @@ class SimTable:
 
     # -- the journal --------------------------------------------------------------------------
     def _keep(self, kind: str, rid: str | None, body: dict[str, Any]) -> None:
+        if kind not in ("event", "settlement"):
+            return  # the report reads derived entries only: inputs and frames are not kept
         text = self._json.dumps(body, sort_keys=True, separators=(",", ":"))
         self.entries.append(SimEntry(len(self.entries) + 1, self.t, kind, rid, text))
 
