@@ -67,16 +67,18 @@ def table() -> dict[str, Any]:
     # if he plays (per ante), and of its square; folding is -1 always.
     s1 = np.zeros(n, dtype=np.int64)
     s2 = np.zeros(n, dtype=np.int64)
+    sneg = np.zeros(n, dtype=np.int64)  # the player's losses only (a dealer returning every losing hand)
     for i in range(n):
         d = (mask & mask[i]) == 0
         ds, dq = strength[d], qualifies[d]
         net = np.where(~dq, 1, np.where(strength[i] > ds, 2, np.where(strength[i] == ds, 0, -2))) + bonus[i]
         s1[i] = int(net.sum())
         s2[i] = int((net * net).sum())
+        sneg[i] = int(np.minimum(net, 0).sum())
     dealers = 18424
     play = s1 >= -dealers  # play when E[play] >= E[fold] = -1 (ties: play)
     return {"hands": hands, "index": {h: i for i, h in enumerate(hands)}, "strength": strength, "cat": cat,
-            "qualifies": qualifies, "mask": mask, "bonus": bonus, "pp": pp, "play": play, "s1": s1, "s2": s2,
+            "qualifies": qualifies, "mask": mask, "bonus": bonus, "pp": pp, "play": play, "s1": s1, "s2": s2, "sneg": sneg,
             "n": n, "dealers": dealers}
 
 
