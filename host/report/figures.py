@@ -348,13 +348,13 @@ def build(tables: Sequence[TableShift], opts: Options = Options()) -> dict[str, 
         groups[kind].setdefault(key, {})["pace"] = p.to_json()
     for pid, g in groups["player"].items():
         overall = g.get("hold", {})
-        rows = [v for k, v in overall.items() if k != "overall"]
-        seat_rounds = max((v["rounds"] for v in rows), default=0)
-        handle = sum(v["handle"] for v in rows)
+        parts = [v for k, v in overall.items() if k != "overall"]
+        seat_rounds = max((v["rounds"] for v in parts), default=0)
+        handle = sum(v["handle"] for v in parts)
         g["rating"] = {"seated_s": round(players.get(pid, {}).get("seated_s", 0.0), 1), "rounds": seat_rounds,
                        "handle": handle, "average_bet": round(handle / seat_rounds, 2) if seat_rounds else None,
-                       "actual": sum(v["actual"] for v in rows),
-                       "theoretical": round(sum(v["theoretical"] for v in rows), 2)}
+                       "actual": sum(v["actual"] for v in parts),
+                       "theoretical": round(sum(v["theoretical"] for v in parts), 2)}
     return {
         "format": "cardshoe.report/1",
         "window": {"since_ns": opts.since_ns, "until_ns": opts.until_ns},

@@ -316,7 +316,7 @@ def to_pdf(report: Mapping[str, Any], alarms: Sequence[Mapping[str, Any]], path:
 def write(report: Mapping[str, Any], alarms: Sequence[Mapping[str, Any]], path: Path) -> None:
     """Write the report by the file's suffix: .json, .html or .pdf."""
     suffix = path.suffix.lower()
-    writers: dict[str, Callable[[], None]] = {
+    writers: dict[str, Callable[[], object]] = {
         ".json": lambda: path.write_text(json.dumps({**report, "alarms": list(alarms)}, indent=1, sort_keys=True)),
         ".html": lambda: path.write_text(to_html(report, alarms), encoding="utf-8"),
         ".pdf": lambda: to_pdf(report, alarms, path),

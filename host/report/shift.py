@@ -27,11 +27,16 @@ __all__ = ["EntryLike", "Flag", "RoundRec", "SeatStake", "Span", "TableReader", 
 class EntryLike(Protocol):
     """A journal entry as the journal (`cardshoe.journal.Entry`) or the floor (`ShippedEntry`) gives it."""
 
-    id: int
-    t_ns: int
-    kind: str
-    round_id: str | None
-    body: str
+    @property
+    def id(self) -> int: ...
+    @property
+    def t_ns(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def body(self) -> str: ...
 
 
 @dataclass

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -91,7 +92,7 @@ class Moments:
     @property
     def sd(self) -> float:
         """The standard deviation per unit staked."""
-        return float(self.var) ** 0.5
+        return math.sqrt(float(self.var))
 
     @property
     def skew(self) -> float:
@@ -278,7 +279,7 @@ def tcp_covariances(game: str) -> tuple[dict[tuple[str, str], Fraction], dict[tu
     royal = spec.three_card_royal
     hands = hands3_evaluated(royal)
     combos = list(combinations(range(52), 3))
-    index = {h: i for i, h in enumerate(combos)}
+    index: dict[tuple[int, ...], int] = {h: i for i, h in enumerate(combos)}
     n = len(combos)
     strength = np.array([h.strength for h in hands], dtype=np.int64)
     qualifies = np.array([dealer_qualifies(spec.dealer_qualifier or "", h) for h in hands], dtype=bool)
