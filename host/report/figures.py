@@ -136,6 +136,27 @@ def progressive_moments(theory: GameTheory, st: SeatStake, min_stake: int | None
     return float(stake - mean_pay - extra_mean), float(var)
 
 
+#: Per game theory: float moments and covariances, made once (the figures sum them per round).
+_FLOATS: dict[int, dict[tuple[str, str, str], tuple[float, bool]]] = {}
+
+
+def _cov(theory: GameTheory, kind: str, a: str, b: str) -> tuple[float, bool]:
+    table = _FLOATS.setdefault(id(theory), {})
+    key = (kind, a, b)
+    got = table.get(key)
+    if got is None:
+        if kind == "var":
+            got = (float(theory.components[a].var), True)
+        elif kind == "mean":
+            got = (float(theory.components[a].mean), True)
+        elif kind == "same":
+            got = theory.cov_same(a, b)
+        else:
+            got = theory.cov_cross(a, b)
+        table[key] = got
+    return got
+
+
 def _moments(theory: GameTheory, stakes: Sequence[SeatStake]) -> tuple[dict[str, tuple[float, float, bool]],
                                                                        tuple[float, float, bool]]:
     """Per component and overall: (mean, variance, exact) of the house's win on `stakes`
@@ -145,17 +166,17 @@ def _moments(theory: GameTheory, stakes: Sequence[SeatStake]) -> tuple[dict[str,
     mean_all = var_all = 0.0
     exact_all = True
     for i, (seat_i, comp_i, u_i) in enumerate(terms):
-        mom = theory.components[comp_i]
-        mean_all += u_i * float(mom.mean)
+        mean = _cov(theory, "mean", comp_i, comp_i)[0]
+        mean_all += u_i * mean
         m, v, ex = per.get(comp_i, (0.0, 0.0, True))
-        per[comp_i] = (m + u_i * float(mom.mean), v, ex)
+        per[comp_i] = (m + u_i * mean, v, ex)
         for seat_j, comp_j, u_j in terms[i:]:
             if seat_i == seat_j and comp_i == comp_j:
-                cov, exact = float(mom.var), True
+                cov, exact = _cov(theory, "var", comp_i, comp_i)
             elif seat_i == seat_j:
-                cov, exact = theory.cov_same(comp_i, comp_j)
+                cov, exact = _cov(theory, "same", comp_i, comp_j)
             else:
-                cov, exact = theory.cov_cross(comp_i, comp_j)
+                cov, exact = _cov(theory, "cross", comp_i, comp_j)
             weight = 1 if (seat_i, comp_i) == (seat_j, comp_j) else 2
             var_all += weight * u_i * u_j * cov
             exact_all = exact_all and exact
@@ -168,6 +189,7 @@ def _moments(theory: GameTheory, stakes: Sequence[SeatStake]) -> tuple[dict[str,
 class _Hold:
     def __init__(self) -> None:
         self.cells: dict[tuple[str, str], dict[str, Cell]] = defaultdict(lambda: defaultdict(Cell))
+        self._memo: dict[Any, tuple[dict[str, tuple[float, float, bool]], tuple[float, float, bool]]] = {}
 
     def add_round(self, group: tuple[str, str], rec: RoundRec, stakes: Sequence[SeatStake],
                   theory: GameTheory | None) -> None:
@@ -176,7 +198,10 @@ class _Hold:
         per: dict[str, tuple[float, float, bool]] = {}
         overall: tuple[float, float, bool] | None = None
         if theory is not None:
-            per, overall = _moments(theory, stakes)
+            memo = (key, tuple(st.seat for st in stakes))
+            if memo not in self._memo:
+                self._memo = {memo: _moments(theory, stakes)}  # the round's groups come one after another
+            per, overall = self._memo[memo]
         base = [st for st in stakes if st.component in BASE_COMPONENTS]
         for comp in {st.component for st in base}:
             mine = [st for st in base if st.component == comp]
@@ -299,7 +324,7 @@ def build(tables: Sequence[TableShift], opts: Options = Options()) -> dict[str, 
             assert rec.settled_ns is not None
             # A shoe loaded between this round's settlement and the next opening makes that
             # gap shoe-loading time; the first round also counts the shoes loaded before it.
-            low = rec.settled_ns if k else -1
+            low = rec.settled_ns
             high = nxt.opened_ns if nxt is not None else rec.settled_ns
             loaded_here = sum(1 for t in loads if low < t <= high) + (
                 sum(1 for t in loads if t <= rec.opened_ns) if k == 0 else 0)

@@ -226,8 +226,12 @@ class TableReader:
             rec.min_progressive = int(prog["min"]) if isinstance(prog, dict) and "min" in prog else None
             rounds[rid] = rec
         elif etype == "shoe_loaded":
-            self.shoe_no = int(body.get("shoe_no", 0))
-            shoes.append((t, self.shoe_no, int(body.get("deck_id", 0))))
+            # One shoe session is one shoe, however often its loading is reported (a REPLY and a
+            # HELLO that reconciles it, a daemon restarted while loading).
+            loaded = int(body.get("shoe_no", 0))
+            if loaded not in {no for _, no, _ in shoes}:
+                shoes.append((t, loaded, int(body.get("deck_id", 0))))
+            self.shoe_no = loaded
         elif etype == "staff_signed_on":
             _close_span(spans, str(body["role"]), t)
             _open_span(spans, str(body["role"]), str(body["staff_id"]), t)

@@ -39,44 +39,55 @@ POLICY = AlarmPolicy(z=3.0, min_rounds=30)
 POWER_Z = 1.645  # 95% power
 
 
-def honest_blocks(rounds: int, block: int, seed: int) -> list[float]:
-    """Deal `rounds` honest rounds, a new dealer every `block` rounds; each dealer's overall z."""
+def honest_rounds(rounds: int, seed: int) -> list[dict[str, dict[str, float]]]:
+    """Deal `rounds` honest rounds with a new dealer each round: the report's figures per round
+    (each dealer's): actual, theoretical and variance by row."""
     table = SimTable(name="T1", seed=seed, start_ns=START)
     for r in range(rounds):
-        if r % block == 0:
-            table.sign_on(f"D{r // block:04d}")
+        table.sign_on(f"D{r:05d}")
         table.deal_round(table.random_wagers())
     report = build([read_table(table.entries, "sim")], Options())
     assert not report["problems"], report["problems"]
-    return [float(g["hold"]["overall"]["z"]) for g in report["groups"]["dealer"].values()]
+    out = []
+    for g in report["groups"]["dealer"].values():
+        out.append({row: {"actual": float(c["actual"]), "theo": float(c["theoretical"]), "var": float(c["sd"]) ** 2}
+                    for row, c in g["hold"].items()})
+    return out
 
 
-def _check_rate(zs: list[float]) -> None:
+def _check(per_round: list[dict[str, dict[str, float]]], block: int) -> None:
+    # 1. The band's rate: blocks of `block` rounds (a dealer's stint), their overall z.
+    zs = []
+    for k in range(0, len(per_round) - block + 1, block):
+        part = [r["overall"] for r in per_round[k:k + block]]
+        zs.append(sum(p["actual"] - p["theo"] for p in part) / math.sqrt(sum(p["var"] for p in part)))
     n = len(zs)
     for z, p in ((2.0, 0.9545), (1.0, 0.6827)):
         inside = sum(abs(v) <= z for v in zs)
-        sd = math.sqrt(n * p * (1 - p))
         # The count inside the band is binomial(n, p) if the band is right: within 3.5 sd of n p.
-        assert abs(inside - n * p) <= 3.5 * sd, (z, inside, n, p)
-    # z is standard normal: its sample variance within 3.5 sd of 1 (chi-square: sd sqrt(2/(n-1))).
-    var = statistics.pvariance(zs)
-    assert abs(var - 1) <= 3.5 * math.sqrt(2 / (n - 1)), var
+        assert abs(inside - n * p) <= 3.5 * math.sqrt(n * p * (1 - p)), (z, inside, n, p)
     assert abs(statistics.mean(zs)) <= 3.5 / math.sqrt(n), statistics.mean(zs)
+    # 2. The variance itself, round by round, where it is sharpest: ante/play, whose seats share
+    # the dealer's hand. Each round's z squared has mean 1 if the variance (with the seats'
+    # covariance) is right; its spread is estimated from the sample's own fourth moment.
+    z2 = [(r["ante_play"]["actual"] - r["ante_play"]["theo"]) ** 2 / r["ante_play"]["var"]
+          for r in per_round if "ante_play" in r and r["ante_play"]["var"] > 0]
+    mean = statistics.mean(z2)
+    assert abs(mean - 1) <= 3.5 * statistics.pstdev(z2) / math.sqrt(len(z2)), (mean, len(z2))
 
 
 def test_honest_dealing_stays_inside_its_band_at_the_rate_the_z_promises() -> None:
-    """600 honest rounds, 60 dealers' stints of 10: |z| <= 2 about 95.45% of the time and
-    <= 1 about 68.27%, the z's variance 1; and no alarm over all the tests watched."""
-    zs = honest_blocks(600, 10, seed=11)
-    assert len(zs) == 60
-    _check_rate(zs)
+    """600 honest rounds: in 60 stints of 10, |z| <= 2 about 95.45% of the time and <= 1 about
+    68.27%; round by round the ante/play z squared averages 1 (seats' covariance included)."""
+    per_round = honest_rounds(600, seed=11)
+    assert len(per_round) == 600
+    _check(per_round, 10)
 
 
 @pytest.mark.slow
 def test_honest_dealing_stays_inside_its_band_over_4000_rounds() -> None:
-    zs = honest_blocks(4000, 20, seed=12)
-    assert len(zs) == 200
-    _check_rate(zs)
+    per_round = honest_rounds(4000, seed=12)
+    _check(per_round, 20)
 
 
 def _first_alarm(table: SimTable, rounds: int, deal: Any, watch: str, every: int = 3) -> tuple[int | None, list[Any]]:
