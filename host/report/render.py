@@ -58,8 +58,8 @@ def sections(report: Mapping[str, Any], alarms: Sequence[Mapping[str, Any]]) -> 
     """The report's tables: (title, note, header, rows)."""
     g = report["groups"]
     out: list[tuple[str, str, list[str], list[Row]]] = []
-    out.append(("Alarms", f"z-test of actual against theoretical, Sidak-corrected for the tests watched; "
-                f"none fired." if not alarms else "each with the figures behind it",
+    out.append(("Alarms", "z of actual against theoretical beyond the threshold, Sidak-corrected for the tests "
+                "watched (docs/report.md); " + ("none fired" if not alarms else "each with the figures behind it"),
                 ["group", "row", "rounds", "actual", "theoretical", "sd", "z", "threshold", "tests"],
                 [[f"{a['group']} {a['key']}", a["row"], a["rounds"], money(a["actual"]), money(a["theoretical"]),
                   money(a["sd"]), _z(a["z"]), f"+-{a['threshold']:.2f}", a["tests"]] for a in alarms]))
@@ -76,8 +76,10 @@ def sections(report: Mapping[str, Any], alarms: Sequence[Mapping[str, Any]]) -> 
     rows = []
     for kind in ("table",):
         for key, v in sorted(g[kind].items()):
-            for row, c in sorted(v.get("hold", {}).items()):
-                rows.append([key, row, *_hold_cells(c)])
+            for row, c in sorted(v.get("hold", {}).items(), key=lambda rc: (rc[0] in ("overall", "progressive"),
+                                                                             rc[0] == "progressive", rc[0])):
+                if row != "progressive":
+                    rows.append([key, row, *_hold_cells(c)])
     out.append(("Hold by wager type", "actual against the exact theoretical from the par sheet of the pay table "
                 "in force; band = theoretical +- band z x sd", ["table", "wager", *HOLD_HEAD], rows))
     for kind, title in (("dealer", "Dealers"), ("shift", "Shifts"), ("seat", "Seats")):
@@ -105,11 +107,22 @@ def sections(report: Mapping[str, Any], alarms: Sequence[Mapping[str, Any]]) -> 
                 ["table / dealer / hour", "rounds", "rounds/h", "cards/min", "betting", "dealing", "decisions",
                  "settling", "between", "loading shoes", "shoes/h", "loading s"], rows))
     rows = []
-    for key, v in sorted(g["shoe"].items()):
+    for table_key, v in sorted(g["table"].items()):
+        shoes = [s.get("pace", {}) for k, s in g["shoe"].items() if k.startswith(f"{table_key} shoe ")]
         p = v.get("pace", {})
-        rows.append([key, p.get("rounds"), p.get("cards"), num(p.get("hours", 0) * 60, 1),
-                     num(p.get("dealing_cards_per_minute"))])
-    out.append(("Shoes", "", ["shoe", "rounds", "cards", "minutes", "dealing cards/min"], rows))
+        if not shoes:
+            continue
+        n = len(shoes)
+        rows.append([table_key, n, num(sum(s.get("rounds", 0) for s in shoes) / n),
+                     num(sum(s.get("cards", 0) for s in shoes) / n),
+                     num(sum(s.get("hours", 0) for s in shoes) * 60 / n), num(p.get("shoes_per_hour"), 2),
+                     num((p.get("loading_seconds") or 0) / max(1, p.get("shoes") or 1)),
+                     num(min(s.get("dealing_cards_per_minute") or 0 for s in shoes)),
+                     num(max(s.get("dealing_cards_per_minute") or 0 for s in shoes))])
+    out.append(("Shoes", "per table: each shoe's rounds, cards and minutes of play on average; loading time per "
+                "shoe loaded between rounds; the slowest and fastest shoe's dealing pace",
+                ["table", "shoes", "rounds/shoe", "cards/shoe", "minutes/shoe", "shoes/h", "loading s/shoe",
+                 "slowest dealing c/min", "fastest dealing c/min"], rows))
     rows = []
     for key, v in sorted(g["player"].items()):
         r = v.get("rating")
@@ -208,8 +221,10 @@ def charts(report: Mapping[str, Any], fmt: str) -> list[tuple[str, bytes]]:
 def _header(report: Mapping[str, Any]) -> list[str]:
     w = report["window"]
     tables = report["tables"]
-    lines = [f"Window: {when(w['since_ns']) if w['since_ns'] else 'from the first entry'} to "
-             f"{when(w['until_ns']) if w['until_ns'] else 'the last entry'}",
+    firsts = [t["first_ns"] for t in tables if t["first_ns"]]
+    lasts = [t["last_ns"] for t in tables if t["last_ns"]]
+    lines = [f"Window: {when(w['since_ns']) if w['since_ns'] else when(min(firsts) if firsts else None)} to "
+             f"{when(w['until_ns']) if w['until_ns'] else when(max(lasts) if lasts else None)} (rounds opened in it)",
              f"Tables: {len(tables)} ({', '.join(sorted({t['table'] for t in tables})[:12])}"
              f"{', ...' if len(tables) > 12 else ''})"]
     for game, t in report["games"].items():
