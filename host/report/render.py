@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -261,6 +262,8 @@ def to_html(report: Mapping[str, Any], alarms: Sequence[Mapping[str, Any]]) -> s
     for title, svg in charts(report, "svg"):
         text = svg.decode()
         text = text[text.find("<svg"):]
+        # matplotlib's RDF metadata (namespace URLs, the date): not the chart, not needed inline.
+        text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
         parts.append(f"<figure aria-label='{html.escape(title)}'>{text}</figure>")
     for title, note, head, rows in sections(report, alarms):
         parts.append(f"<h2>{html.escape(title)}</h2>")
