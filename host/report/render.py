@@ -236,6 +236,17 @@ def _header(report: Mapping[str, Any]) -> list[str]:
         lines.append(f"{game}: pay tables revision {t['revision']}; {comps}")
         for comp, strat in t.get("strategy", {}).items():
             lines.append(f"  strategy ({comp}): {strat}")
+    totals = [v.get("hold", {}).get("overall") for v in report["groups"]["table"].values()]
+    totals = [c for c in totals if c]
+    rounds = sum(v.get("pace", {}).get("rounds", 0) for v in report["groups"]["table"].values())
+    handle = sum(c["handle"] for c in totals)
+    actual = sum(c["actual"] for c in totals)
+    theo = sum(c["theoretical"] for c in totals)
+    flags = report["flags"]
+    lines.append(f"Totals: {rounds} rounds; base game handle {money(handle)}, actual win {money(actual)}"
+                 f" ({pct(100 * actual / handle) if handle else '-'}), theoretical {money(theo)}"
+                 f" ({pct(100 * theo / handle) if handle else '-'}); {len(flags)} flags, "
+                 f"{sum(1 for f in flags if f['waited_for_supervisor'])} waited for a supervisor")
     lines.append(f"Band: theoretical +- {report['band_z']:g} sd; amounts in major units")
     lines += [f"Note: {p}" for p in report["problems"][:20]]
     return lines

@@ -87,3 +87,14 @@ def test_the_installed_moments_are_the_par_sheets_of_the_installed_pay_tables() 
     """theory.json names the digest of each pay table it was computed from."""
     for game, got in theory.load_theory_file().items():
         assert got.digest == theory.paytable_digest(game), game
+
+
+def test_every_game_is_priced_at_its_par_sheets_edge() -> None:
+    """The five games' components at the edges docs/parsheets.md publishes (with their sources)."""
+    want = {("three-card-poker", "ante_play"): 0.033730, ("megalink-three-card-poker-xtreme", "six_card_bonus"): 0.134380,
+            ("megalink-three-card-poker", "pair_plus"): 0.055747, ("megalink-let-it-ride", "base"): 0.035057,
+            ("megalink-singapore-stud-poker", "ante_bet"): 0.051991}
+    for (game, comp), edge in want.items():
+        got = theory.theory_for(game).components[comp]
+        assert abs(float(got.mean) - edge) < 5e-7, (game, comp, float(got.mean))
+        assert got.var > 0
