@@ -302,10 +302,16 @@ class Daemon:
         live = LiveShift(cfg.name, policy=AlarmPolicy(z=cfg.alarm_z, min_rounds=cfg.alarm_min_rounds,
                                                       sides=cfg.alarm_sides),
                          clock=self.clock, on_alarm=self._hold_alarm)
-        assert self.journal is not None
-        with self.journal.reader() as reader:
-            live.feed_all(reader.entries(("event", "settlement")))
-        live.start()
+        path = cfg.journal
+
+        def backlog() -> Iterable[Any]:
+            # Read in the live figures' own thread: a start does not wait for the history (issue 15).
+            from cardshoe.journal import JournalReader
+
+            with JournalReader(path) as reader:
+                yield from reader.entries(("event", "settlement"))
+
+        live.start(backlog)
         return live
 
     def _published(self, published: list[Any]) -> None:

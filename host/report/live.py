@@ -55,10 +55,15 @@ class LiveShift:
         self._dirty = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._backlog: Callable[[], Iterable[EntryLike]] | None = None
+        self._pending: list[EntryLike] | None = None  # published while the backlog is read
 
     def feed(self, entry: EntryLike) -> None:
         """One entry as published; a settlement marks the figures for a new look."""
         with self._lock:
+            if self._pending is not None:
+                self._pending.append(entry)
+                return
             self.reader.feed(entry)
         if entry.kind == "settlement":
             self._dirty.set()
@@ -105,8 +110,15 @@ class LiveShift:
                 for a in self._alarms.values()]
 
     # -- the looking thread -------------------------------------------------------------------
-    def start(self) -> None:
-        """Look after each settlement, off the request path (a thread)."""
+    def start(self, backlog: Callable[[], Iterable[EntryLike]] | None = None) -> None:
+        """Look after each settlement, off the request path (a thread). `backlog` gives the entries
+        already journaled: read in the thread, so a daemon's start does not wait for its history;
+        entries published meanwhile are held and applied after it, each once."""
+        if backlog is not None:
+            with self._lock:
+                self._pending = []
+            self._backlog = backlog
+            self._dirty.set()
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="live-shift", daemon=True)
             self._thread.start()
@@ -117,7 +129,30 @@ class LiveShift:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def _load_backlog(self) -> None:
+        backlog, self._backlog = self._backlog, None
+        if backlog is None:
+            return
+        last = 0
+        try:
+            for e in backlog():
+                with self._lock:
+                    self.reader.feed(e)
+                last = e.id
+        finally:
+            with self._lock:
+                pending, self._pending = self._pending or [], None
+                for e in pending:
+                    if e.id > last:
+                        self.reader.feed(e)
+
     def _run(self) -> None:
+        try:
+            self._load_backlog()
+        except Exception:  # noqa: BLE001 - the figures must never take the table down
+            import logging
+
+            logging.getLogger(__name__).exception("the live shift figures could not read the journal")
         while not self._stop.is_set():
             self._dirty.wait()
             self._dirty.clear()
