@@ -10,6 +10,7 @@ meanwhile); a refusal answers 4xx with `{"detail": {"field", "message", "error"}
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path as FilePath
@@ -179,6 +180,33 @@ def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str,
         return store.search_rounds(table=table, since_ns=since_ns, until_ns=until_ns, rule=rule, cards=cards,
                                    limit=limit)
 
+    # The report's readers, one per table, kept between calls: each call reads only the entries
+    # shipped since the last (a floor page refreshes every 30 s; re-reading every journal would not).
+    report_readers: dict[str, Any] = {}
+    report_lock = threading.Lock()
+
+    def report_tables(names: list[str] | None) -> list[Any]:
+        from cardshoe.report.shift import TableReader
+
+        out = []
+        with report_lock:
+            for t in store.tables():
+                key = str(t["table"])
+                if names and key not in names and str(t.get("name")) not in names:
+                    continue
+                reader, last = report_readers.get(key, (TableReader(f"floor:{key}"), 0))
+                while True:
+                    page = store.entries(key, after_id=last, limit=10_000)
+                    for e in page:
+                        reader.feed(e)
+                    if page:
+                        last = page[-1].id
+                    if len(page) < 10_000:
+                        break
+                report_readers[key] = (reader, last)
+                out.append(reader.shift())
+        return out
+
     @app.get("/report", dependencies=reader, tags=["report"])
     def shift_report(since_ns: int | None = Query(None, ge=0, description="default: the current shift's start"),
                      until_ns: int | None = Query(None, ge=0),
@@ -188,12 +216,11 @@ def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str,
         """The shift's figures over every table the floor holds (docs/report.md): pace, hold against
         the exact theoretical, ratings, flags, and the hold alarms corrected for every table watched."""
         from cardshoe.report.alarm import AlarmPolicy, evaluate
-        from cardshoe.report.cli import from_floor
         from cardshoe.report.figures import Options, build
         from cardshoe.report.live import shift_start_ns
 
         since = since_ns if since_ns is not None else shift_start_ns(time.time_ns(), Options().shift_starts)
-        report = build(from_floor(store, table), Options(since_ns=since, until_ns=until_ns))
+        report = build(report_tables(table), Options(since_ns=since, until_ns=until_ns))
         report.pop("series", None)
         report["alarms"] = evaluate(report, AlarmPolicy(z=z, min_rounds=min_rounds))
         return report

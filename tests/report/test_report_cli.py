@@ -80,9 +80,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
 
 def test_the_floor_reports_every_table_it_holds(day: list[SimEntry], store: FloorStore) -> None:
     shipped = [ShippedEntry(e.id, e.t_ns, e.kind, None, None, None, None, e.round_id, e.body, None) for e in day]
-    for name in ("T07.aa", "T08.bb"):
-        store.ingest(name, shipped, game="three-card-poker")
+    half = len(shipped) // 2
+    store.ingest("T07.aa", shipped, game="three-card-poker")
+    store.ingest("T08.bb", shipped[:half], game="three-card-poker")
     c = TestClient(create_floor_app(store, TOKEN), headers={"Authorization": f"Bearer {TOKEN}"})
+    first = c.get("/report", params={"since_ns": 0, "min_rounds": 10}).json()["groups"]["table"]["T07"]["pace"]["rounds"]
+    assert 40 < first < 80
+    # The rest of the second journal arrives: the next call reads only it, and counts it.
+    store.ingest("T08.bb", shipped[half:], game="three-card-poker")
     r = c.get("/report", params={"since_ns": 0, "min_rounds": 10})
     assert r.status_code == 200, r.text
     data = r.json()
