@@ -136,6 +136,7 @@ _CONVERT = {
     "flagged": _flag_field,
     "flag_resolved": _flag_field,
     "card_outside_round": _evidence_field,
+    "card_after_void": _evidence_field,
     "deck_fault_outside_round": _never_dealt_field,
     "shoe_card_conflict": _conflict_fields,
     "card_deck_mismatch": _mismatch_fields,

@@ -137,7 +137,9 @@ Errors (``errors.py``): ``RoundOperationError`` (ValueError) and subclasses
     ``shoe_index`` and ``place`` name different cards); ``UnequalWagersError`` (a
     ``BadAmountError``: Let It Ride's 1, 2 and $ unequal or incomplete, 3.4); ``CandidateError``
     (a confirmation naming no candidate of a PLACEMENT_PROPOSED flag, or none of several);
-    ``MissingInputError`` (a ``WrongStateError`` with ``field``: an input the round lacks).
+    ``MissingInputError`` (a ``WrongStateError`` with ``field``: an input the round lacks);
+    ``RoundVoidError`` (a ``WrongStateError`` with ``rule``: play on a void round, refused by
+    the table before it reaches the round).
 """
 
 from .errors import (
@@ -150,6 +152,7 @@ from .errors import (
     MissingInputError,
     ProcedureError,
     RoundOperationError,
+    RoundVoidError,
     UnequalWagersError,
     UnknownFlagError,
     UnknownWagerError,
@@ -224,7 +227,7 @@ from .round import Exposure, Round, RoundStatus
 __all__ = [
     "BadAmountError", "BadSeatError", "DecisionError", "DuplicateShoeIndexError", "ExposureMismatchError", "ProcedureError",
     "UnequalWagersError", "CandidateError", "MissingInputError", "PlacementCandidate",
-    "RoundOperationError", "UnknownFlagError", "UnknownWagerError", "WagersClosedError", "WrongStateError",
+    "RoundOperationError", "RoundVoidError", "UnknownFlagError", "UnknownWagerError", "WagersClosedError", "WrongStateError",
     "BetsClosed", "CardEvidence", "CardNotDue", "CardPlaced", "CountChecked", "CountReport", "DecisionKind",
     "DecisionRecorded", "Event", "ExposureRecorded", "FlagResolved", "Flagged", "HandComplete", "HandsRebuilt",
     "Irregularity", "IrregularityKind", "RoundSettled", "RoundVoided", "SeatVoided", "VoidMark", "WagerAccepted",

@@ -2,7 +2,7 @@
 
 `data/journals-before-issue-20.json` holds every entry of two journals the table core and
 journal of cardshoe wrote before issue 20 (commit cf005b8; `data/make_journals_before_issue_20.py`
-made them): `stranded`, the issue's first defect (a progressive of 5 x the minimum accepted, the
+made them, each ending with a checkpoint of the older core): `stranded`, the issue's first defect (a progressive of 5 x the minimum accepted, the
 settle refused, the supervisor's void accepted, then every `open_round` refused), and
 `void_plays_on`, its second (a round voided by the end of the old shoe keeps taking wagers, a
 deal and keys; an empty round voided strands the table). A journal's setup without
@@ -54,6 +54,8 @@ def test_a_journal_written_before_issue_20_replays_identically(tmp_path: Path, n
     assert report.ok, report.mismatches
     assert report.derived == sum(1 for e in _fixture(name) if e["kind"] in ("event", "settlement"))
     assert core.setup.core_version == 1
+    # The older daemon's checkpoint (its core pickled without `core_version`) is the state rebuilt.
+    assert report.checkpoints == 1
 
 
 def test_the_stranded_table_opens_its_next_round_once_the_daemon_is_upgraded(make_table, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -66,12 +68,13 @@ def test_the_stranded_table_opens_its_next_round_once_the_daemon_is_upgraded(mak
     _write(folder / "journal.sqlite", entries)
     table: Table = make_table(TCP, 7, jackpot_reset=1_000_000)
     assert table.config.journal == folder / "journal.sqlite"
+    assert table.daemon.restored.started_from is not None  # from the older daemon's checkpoint
     rid = "T1-000001"
     assert table.round(rid)["void"] is not None and table.round(rid)["status"] != "settled"
     r = table.client.post("/rounds")
     assert r.status_code == 201, r.text
     assert r.json()["round_id"] == "T1-000002"
-    settlement = table.round(rid)["settlement"]["settlement"]
+    settlement = table.round(rid)["settlement"]
     returned = {(s["seat"], w["wager"]): (w["outcome"], w["paid"]) for s in settlement["seats"] for w in s["wagers"]}
     # The void round returns every wager as staked, the progressive of 5 x the minimum included.
     assert returned == {(1, "ante"): ("void", 1000), (1, "play"): ("void", 1000), (3, "ante"): ("void", 1000),

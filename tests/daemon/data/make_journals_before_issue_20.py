@@ -85,6 +85,7 @@ def stranded(path):
     w.input({"action": "open_round"})
     w.input({"action": "settle", "round_id": rid})
     w.input({"action": "open_round"})
+    w.service.checkpoint()  # the core pickled as that daemon pickled it: its setup has no core_version
     w.close()
 
 
@@ -112,6 +113,7 @@ def void_plays_on(path):
     empty = w.input({"action": "open_round"}).round_id
     w.op(empty, VoidRound(rule="6.1", reason="opened in error", by="pit boss"))
     w.input({"action": "open_round"})
+    w.service.checkpoint()
     w.close()
 
 
