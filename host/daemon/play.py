@@ -81,7 +81,8 @@ class RoundPlay:
             op = rounds.operation_from_json(body["op"])
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError("op", str(exc)) from None
-        if self.setup.plays_out_voids and round_.void is not None and isinstance(op, _PLAY):
+        if (self.setup.plays_out_voids and round_.void is not None and isinstance(op, _PLAY)
+                and round_.status is not rounds.RoundStatus.SETTLED):  # a settled one says so itself
             raise void_refusal(round_, op.OP.replace("_", " "))
         if (isinstance(op, (rounds.PlaceWager, rounds.ChangeWager)) and op.wager == "progressive"
                 and op.amount and round_.can(op)):  # a wager the round refuses anyway says why
