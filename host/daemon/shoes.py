@@ -6,8 +6,9 @@ failures, cards the shoe holds and the journal lacks), CARD/UNREAD (placed once,
 order, through the round's dealing procedure), KEY and DECK_STATUS (in shoe order: held while
 cards dealt before them are missing) and FAULT, and the controller's `shoe_loaded`.
 
-Under issue 20's rules (`TableSetup.plays_out_voids`) a card or a key for a round already void
-is not applied to it: recorded as `card_after_void` / `key_after_void`, referred (6.1).
+Under issue 20's rules (`TableSetup.plays_out_voids`) a card for a round already void is
+recorded in it as a card after the void (dealt into no hand) and a key for it is not applied:
+`card_after_void` / `key_after_void`, each referred (6.1).
 
 A shoe's cards are placed by their `(shoe_no, index)` in index order: a card resent after
 a shoe reboot (CARDS_FROM) is placed once, and a card that arrives ahead of a missing one
@@ -17,7 +18,7 @@ live daemon turns into a CARDS_FROM command).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from cardshoe import rounds
@@ -300,24 +301,9 @@ class ShoeFrames:
         if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
             return head + [self._card_outside_round(shoe, op)]
         if self.setup.plays_out_voids and self.current.void is not None:
-            return head + [self._card_after_void(shoe, self.current, op)]
+            # A card for a round already void is recorded in it, dealt into no hand (reading 76).
+            op = replace(op, after_void=True)
         return head + list(self._do(self.current, op, source="shoe").derived)
-
-    def _card_after_void(self, shoe: int, round_: Round, card: ShoeCard) -> Derived:
-        """A card out of the shoe for a round already void (issue 20 item 2). Every wager of
-        the round is returned (5.1.1; 6.1 for a supervisor's void), so the card is dealt into no
-        hand: it is recorded against the round, as evidence, and referred to the shift manager
-        (6.1: no rule says what a card drawn after a void is; the pit decides whether it is
-        burned or goes back to the deck). The void round and the next round are not touched."""
-        void = round_.void
-        assert void is not None
-        evidence = rounds.CardEvidence(card.index, card.code, card.reader_id, card.shoe_ms, card.time_ms)
-        return event(round_.round_id, "card_after_void", shoe=shoe, shoe_no=card.shoe_no, index=card.index,
-                     rule="6.1", rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
-                     void_rules=list(void.rules),
-                     detail=f"shoe card {card.index} left the shoe after round {round_.round_id} was void "
-                            f"({', '.join(void.rules)}); it is dealt into no hand: referred to the shift manager",
-                     evidence=[to_jsonable(evidence)])
 
     def _key_after_void(self, shoe: int, round_: Round, key: int, msg: Mapping[str, Any],
                         time_ms: int) -> Derived:

@@ -113,7 +113,9 @@ writes the round format and imports only the state, not the machine)
 
 Events (``events.py``), frozen dataclasses with ``kind`` and ``to_json()``:
     ``WagerAccepted``, ``BetsClosed(seats, expected_cards)``, ``CardPlaced(index, place, card,
-    public, reader_id, shoe_ms)``, ``CardNotDue``, ``HandComplete(position, cards)``,
+    public, reader_id, shoe_ms)``, ``CardNotDue``, ``CardAfterVoid`` (a ``ShoeCard`` with
+    ``after_void``: a card for a round already void, kept among its ``not_due`` cards, dealt into
+    no place, referred under 6.1), ``HandComplete(position, cards)``,
     ``CountChecked(phase, point, expected, dealt)``, ``Flagged(irregularity)`` (new or updated),
     ``FlagResolved(irregularity)``, ``HandsRebuilt(flag, placements)``, ``SeatVoided``,
     ``RoundVoided``, ``DecisionRecorded``, ``ExposureRecorded``, ``RoundSettled``.
@@ -161,6 +163,7 @@ from .errors import (
 )
 from .events import (
     BetsClosed,
+    CardAfterVoid,
     CardEvidence,
     CardNotDue,
     CardPlaced,
@@ -228,7 +231,8 @@ __all__ = [
     "BadAmountError", "BadSeatError", "DecisionError", "DuplicateShoeIndexError", "ExposureMismatchError", "ProcedureError",
     "UnequalWagersError", "CandidateError", "MissingInputError", "PlacementCandidate",
     "RoundOperationError", "RoundVoidError", "UnknownFlagError", "UnknownWagerError", "WagersClosedError", "WrongStateError",
-    "BetsClosed", "CardEvidence", "CardNotDue", "CardPlaced", "CountChecked", "CountReport", "DecisionKind",
+    "BetsClosed", "CardAfterVoid", "CardEvidence", "CardNotDue", "CardPlaced", "CountChecked", "CountReport",
+    "DecisionKind",
     "DecisionRecorded", "Event", "ExposureRecorded", "FlagResolved", "Flagged", "HandComplete", "HandsRebuilt",
     "Irregularity", "IrregularityKind", "RoundSettled", "RoundVoided", "SeatVoided", "VoidMark", "WagerAccepted",
     "ChangeWager", "Choice", "DealComplete", "Decision", "DeckFault", "DeckIrregularity", "ExposureDeclared",

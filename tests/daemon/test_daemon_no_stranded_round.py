@@ -81,7 +81,9 @@ def _next_round_opens(table: Table, previous: str) -> str:
     assert r.status_code == 201, r.text
     rid = str(r.json()["round_id"])
     assert rid != previous
-    assert table.round(previous)["status"] == "settled"
+    before = table.round(previous)
+    assert before["status"] == "settled" and before.get("settlement") is not None, before
+    assert _events(table, "settlement_failed") == []  # settled, not closed without a settlement
     _ok(table, "POST", f"/rounds/{rid}/wagers", {"seat": 1, "wager": _base(table), "amount": 1000})
     return rid
 

@@ -54,9 +54,9 @@ def _sse(text: str) -> list[dict[str, Any]]:
     return out
 
 
-def _stream(table: Table, after: int, n: int) -> list[dict[str, Any]]:
+def _stream(table: Table, after: int, n: int, view: str = "") -> list[dict[str, Any]]:
     """The next `n` events on the stream after entry `after`, as the controller gets them."""
-    r = table.client.get(f"/events?after={after}&limit={n}")
+    r = table.client.get(f"/events?after={after}&limit={n}" + (f"&view={view}" if view else ""))
     assert r.status_code == 200
     return _sse(r.text)
 
@@ -154,9 +154,16 @@ def test_a_round_voided_by_the_end_of_the_old_shoe_refuses_play_and_its_cards_ar
     assert _of_round(table, rid, "card_placed", "bets_closed", "exposure_recorded", "count_checked") == []
     snap = table.round(rid)
     assert snap["placements"] == {} and snap["hands"] == {} and snap["status"] == "betting"
+    # On the round's record, among its cards dealt into no place (the round file's discards).
+    assert sorted(int(i) for i in snap["cards"]) == [7, 8, 9] and snap["not_due"] == [7, 8, 9]
+    assert [c["card"] for c in table.ok("GET", f"/rounds/{rid}/export")["out_of_play"]] == NEXT[:3]
+    pit = _stream(table, before, 7, view="pit")  # face down to the pit, as the void round's cards are
+    assert [e["data"]["data"]["evidence"][0]["card"] for e in pit[:3]] == [None] * 3
+    assert all("card" not in e["data"]["data"] or e["data"]["data"]["card"] is None for e in pit[:3])
     streamed = _stream(table, before, 7)
     assert [e["event"] for e in streamed] == ["card_after_void"] * 3 + ["shoe_key", "key_after_void"] * 2, streamed
     assert [e["data"]["data"]["evidence"][0]["card"] for e in streamed[:3]] == NEXT[:3]  # cards as text
+    assert [e["data"]["data"]["card"] for e in streamed[:3]] == NEXT[:3]
 
     # The round file reports it as extra_or_missing_cards, which TCP 5.1 voids (docs/round-format.md).
     _settles_void(table, rid, ["5.1"], {(2, "ante"): 1000})
@@ -183,6 +190,8 @@ def test_a_supervisors_void_mid_deal_keeps_the_later_cards_out_of_the_hands(make
     snap = table.round(rid)
     assert snap["hands"] == {"seat 2": HANDS[:3], "seat 5": HANDS[3:4]}  # dealt before the void
     assert sorted(int(i) for i in snap["placements"]) == [1, 2, 3, 4]
+    assert snap["not_due"] == [5, 6, 7, 8, 9] and len(snap["cards"]) == 9
+    assert _of_round(table, rid, "flagged") == [_of_round(table, rid, "flagged")[0]]  # the void's, no other
     _settles_void(table, rid, ["6.1"], {(2, "ante"): 1000, (5, "pair_plus"): 500})
     _replays(table)
 
