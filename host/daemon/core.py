@@ -63,8 +63,8 @@ from cardshoe.shuffle.book import ShuffleBook
 # with (`cardshoe.daemon.core.ShoeSession`, `_Frozen`, `_Archived`): still found here.
 __all__ = [
     "CORE_VERSION", "FAULT_NAMES", "KEEP_ROUNDS", "KEY_NAMES", "NOT_DURABLE", "Applied", "ArchiveLoader", "Derived",
-    "FrozenBook",
-    "InputError", "SettlementRefused", "ShoeSession", "StakeRefused", "TableCore", "TableSetup", "_Archived", "_Frozen",
+    "FrozenBook", "InputError", "SettlementRefused", "ShoeSession", "StakeRefused", "TableCore", "TableSetup",
+    "_Archived", "_Frozen",
 ]
 
 

@@ -15,9 +15,8 @@ and the next round opens.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
-
 import re
+from typing import TYPE_CHECKING, Any, Mapping
 
 from cardshoe import rounds, settlement  # loaded at start: the first settlement pays no import (issue 15)
 from cardshoe.daemon.outcome import (
