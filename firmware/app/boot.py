@@ -277,6 +277,24 @@ def cleanup(st):
     drop_segments(st, st.shoe_no)
 
 
+def take_crash(st):
+    """The crash record the last boot left (app/crash.py), as the CRASH frame's payload
+    (bytes), or None. It is reported once: renamed `crash.old`, which the next crash reads
+    to count crashes in a row; a bad one is removed."""
+    path = st.dir + "crash.bin"
+    from app import crash  # dropped with this module by app/run.py
+
+    rec = crash.read(path)
+    if rec is None:
+        _remove(path)
+        return None
+    try:
+        os.rename(path, st.dir + "crash.old")
+    except OSError:
+        pass  # the flash refuses: reported again at the next boot
+    return bytes(memoryview(rec)[4:44])
+
+
 def boot(st, d):
     """Load provisioning and state into Store `st`, count this boot, rebuild Deck `d`'s counts.
 
@@ -288,6 +306,9 @@ def boot(st, d):
     if not load_ident(st):
         return False
     count_boot(st)
+    from app import mem
+
+    struct.pack_into("<I", mem.ctx, 0, st.boot)  # a crash from here on names this boot
     d.reset(st.shoe_no, st.deck_id, st.scheme, 0)
     if st.scheme == 1:
         d.entries = load_manifest(st, d.table)

@@ -19,7 +19,7 @@ def _drop(name):
 
     try:
         delattr(app, name)
-    except AttributeError:
+    except (AttributeError, KeyError):  # never loaded (MicroPython raises KeyError then)
         pass
     gc.collect()
 
@@ -62,9 +62,11 @@ def boot_shoe(board, fw):
 
     try:
         ok = boot.boot(st, deck)
+        crash = boot.take_crash(st) if ok else None  # the last boot's crash, reported once
     finally:
         del boot
         _drop("boot")
+        _drop("crash")
     if not ok:
         return None
     Shoe = load_shoe()
@@ -72,6 +74,7 @@ def boot_shoe(board, fw):
         __import__("app.barcode")
         gc.collect()
     shoe = Shoe(board, fw, st, deck)
+    shoe.crash = crash
     gc.collect()
     return shoe
 
@@ -87,6 +90,9 @@ def boot(board):
 
 
 def _boot(board):
+    from app import mem
+
+    mem.root = board.root  # where a crash record goes (app/crash.py)
     fw = firmware_hash(board.root)
     board.start()
     from app.store import StorageError

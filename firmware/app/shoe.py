@@ -18,7 +18,7 @@ import time
 import wire
 from micropython import const
 
-from app.mem import take
+from app.mem import ctx, take
 from app.link import Link
 from app.outbox import REPLY_SLOTS, Outbox
 from app.store import StorageError
@@ -42,6 +42,9 @@ _T_DECK_STATUS = const(0x04)
 _T_FAULT = const(0x05)
 _T_KEY = const(0x06)
 _T_HEARTBEAT = const(0x07)
+_T_CRASH = const(0x09)
+_CRASH_SIZE = const(40)
+_RESET_CRASH = const(6)  # HELLO reset_cause: the firmware reset itself after a crash (SPEC 5)
 
 _T_NEW_SHOE = const(0x83)
 _T_PING = const(0x86)
@@ -132,6 +135,7 @@ class Shoe:
         self.fault_dirty = 0  # faults whose state the host has not been told
         self.maintenance = False
         self.time_offset = 0
+        self.crash = None  # the last boot's crash record (app/boot.py take_crash), sent after HELLO
         self._led = -1
         self._mem_at = 0
         # Continue from what the boot read from flash.
@@ -167,7 +171,7 @@ class Shoe:
             _FW_MINOR,
             _FW_PATCH,
             self.fw_hash,
-            self.board.reset_cause,
+            _RESET_CRASH if self.crash else self.board.reset_cause,
             self.board.readers,
             d.shoe_no,
             d.deck_id,
@@ -176,6 +180,9 @@ class Shoe:
             self.active_faults(),
         )
         self.outbox.push(_T_HELLO, p, 51)
+        if self.crash:  # what made the last boot reset (app/crash.py), once, right after HELLO
+            self.outbox.push(_T_CRASH, self.crash, _CRASH_SIZE)
+            self.crash = None
 
     # -- faults -----------------------------------------------------------
     def active_faults(self):
@@ -279,37 +286,39 @@ class Shoe:
         ob = self.outbox
         d = self.deck
         st = self.store
-        while self.fault_dirty and ob.free() > REPLY_SLOTS:
-            code = 1
-            while not self.fault_dirty & (1 << code):
-                code += 1
-            self.fault_dirty &= ~(1 << code)
-            struct.pack_into(
-                "<BBHI", self.payload, 0, code, 1 if self.active_faults() & (1 << code) else 0, 0, self.ms
-            )
-            ob.push(_T_FAULT, self.payload, 8)
-        while ob.free() > _RESERVE:
-            if self._key_count and self._key_at[self._key_head] < self.next_frame:
-                i = self._key_head
-                struct.pack_into("<BBI", self.payload, 0, self._key_code[i], 0, self._key_ms[i])
-                self._key_head = (i + 1) % _KEYS
-                self._key_count -= 1
-                ob.push(_T_KEY, self.payload, 6)
-            elif self.next_frame <= st.logged:
-                if not self._frame_card(self.next_frame):
+        again = True
+        while again:  # twice when OUTBOX_FULL clears: its FAULT frame goes out now (no recursion)
+            again = False
+            while self.fault_dirty and ob.free() > REPLY_SLOTS:
+                code = 1
+                while not self.fault_dirty & (1 << code):
+                    code += 1
+                self.fault_dirty &= ~(1 << code)
+                struct.pack_into(
+                    "<BBHI", self.payload, 0, code, 1 if self.active_faults() & (1 << code) else 0, 0, self.ms
+                )
+                ob.push(_T_FAULT, self.payload, 8)
+            while ob.free() > _RESERVE:
+                if self._key_count and self._key_at[self._key_head] < self.next_frame:
+                    i = self._key_head
+                    struct.pack_into("<BBI", self.payload, 0, self._key_code[i], 0, self._key_ms[i])
+                    self._key_head = (i + 1) % _KEYS
+                    self._key_count -= 1
+                    ob.push(_T_KEY, self.payload, 6)
+                elif self.next_frame <= st.logged:
+                    if not self._frame_card(self.next_frame):
+                        break
+                    self.next_frame += 1
+                elif self.status_reason >= 0:
+                    self._frame_status(self.status_reason)
+                    self.status_reason = -1
+                else:
                     break
-                self.next_frame += 1
-            elif self.status_reason >= 0:
-                self._frame_status(self.status_reason)
-                self.status_reason = -1
-            else:
-                break
-        if self.next_frame <= st.logged:
-            self.raise_fault(_F_OUTBOX_FULL)
-        elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > REPLY_SLOTS:
-            self.clear_transient(_F_OUTBOX_FULL)
-            if self.fault_dirty:
-                self.pump()
+            if self.next_frame <= st.logged:
+                self.raise_fault(_F_OUTBOX_FULL)
+            elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > REPLY_SLOTS:
+                self.clear_transient(_F_OUTBOX_FULL)
+                again = self.fault_dirty != 0
         # The LED (inline: a method costs the streaming heap more than these lines)
         if self.transient & (1 << _F_OUTBOX_FULL) or st.faults & (1 << _F_STORAGE):
             mode = 2
@@ -449,6 +458,7 @@ class Shoe:
 
         Ctrl-C is off and the watchdog armed since main.py's first statements."""
         b = self.board
+        ctx[4] = 1  # a crash from here on is one while streaming (app/crash.py)
         self.hello()
         b.ready(self.store.boot)
         while not self.maintenance:

@@ -230,6 +230,7 @@ class Board:
         self._rfid_at = 0
         self._retries = 0
         self._uid = bytearray(10)
+        self._uid_held = 0  # a UID read when a reader fault change was queued: handed out next
         self._barcode = None
         self._uart = None
         self._spi = None
@@ -438,6 +439,14 @@ class Board:
             self._wdt.feed()
 
     # -- events -----------------------------------------------------------
+    def _fault_event(self, now):
+        v = self._fq[self._fq_tail]
+        self._fq_tail = (self._fq_tail + 1) & (_FAULTQ - 1)
+        self.ev_arg = v & 0x7F
+        self.ev_on = v >> 7
+        self.ev_ms = now
+        return _EV_FAULT
+
     def _fault(self, code, on):
         head = self._fq_head
         if ((head + 1) & (_FAULTQ - 1)) == self._fq_tail:
@@ -507,12 +516,7 @@ class Board:
         self._blink(now)
         self._watch(now)
         if self._fq_tail != self._fq_head:
-            v = self._fq[self._fq_tail]
-            self._fq_tail = (self._fq_tail + 1) & (_FAULTQ - 1)
-            self.ev_arg = v & 0x7F
-            self.ev_on = v >> 7
-            self.ev_ms = now
-            return _EV_FAULT
+            return self._fault_event(now)
         b = self._barcode
         if b is not None:
             ev = b.poll(now)
@@ -533,9 +537,13 @@ class Board:
             self._retries = 0  # errors before this exit belonged to the card that left
             return _EV_EXIT
         if self._rfid is not None:
-            n = self._read_rfid(now)
+            n = self._uid_held or self._read_rfid(now)
+            self._uid_held = 0
             if self._fq_tail != self._fq_head:
-                return self.poll()  # the reader just failed or recovered: report it now
+                # The reader just failed or recovered: report it now, and a UID read in the
+                # same call at the next poll (no call of poll() from poll(): no recursion).
+                self._uid_held = n
+                return self._fault_event(now)
             if n:
                 buf = self.ev_buf
                 uid = self._uid

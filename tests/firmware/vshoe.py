@@ -36,6 +36,7 @@ from micropython_runner import micropython_executable
 
 HERE = Path(__file__).resolve().parent
 VBOOT = HERE / "mpy" / "vboot.py"
+PICOSTACK_DIR = Path(xip.__file__).resolve().parent / "runtime"
 VINSTALL = HERE / "mpy" / "vinstall.py"
 IMAGE_SIZE = 64 * 4096
 
@@ -172,9 +173,11 @@ class VShoe:
         tty.setraw(master)
         env = dict(os.environ, VS_IMG=str(self.image), CARDSHOE_BOARD="unix",
                    CARDSHOE_SIM=str(self.sim_path))
-        head = [micropython_executable()]
+        # Through the virtual board's launcher, for a Pico's C stack (VS_STACK: the folder
+        # of its runtime/picostack.py) and, when asked, the ROMFS partition.
+        head = [sys.executable, str(xip.__file__)]
+        env["VS_STACK"] = str(PICOSTACK_DIR)
         if self.romfs is not None:
-            head = [sys.executable, str(xip.__file__)]
             env["VBOARD_ROMFS"] = str(self.romfs)
         self.proc = subprocess.Popen(
             [*head, "-X", f"heapsize={self.heapsize}", str(VBOOT)],
