@@ -321,6 +321,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "--tool":
 else:
     # Imported from this script's folder while the host filesystem is still mounted.
     _pico = os.getenv("VBOARD_STACK", "pico") == "pico"
+    _budget = os.getenv("VBOARD_STACK_BUDGET")  # bytes; the calibrated Pico's by default
     if _pico:
         import picostack as _stack
 
@@ -335,10 +336,10 @@ else:
     del gc
     if _pico:
         # From here on, main.py and the REPL after it have a Pico's C stack.
-        _stack.limit()
+        _stack.limit(int(_budget)) if _budget else _stack.limit()
         _stack.__dict__.clear()  # only its import shim stays (it uses no global)
         del _stack
-    del _pico
+    del _pico, _budget
     if _run_main:
         del _run_main
         # main.py is read and compiled first, then ^C turned on, as pyexec does for it. On

@@ -80,7 +80,9 @@ class _Machine:
 sys.modules["machine"] = _Machine(machine)
 del machine
 if picostack is not None:
-    picostack.limit()
+    budget = os.getenv("VBOARD_STACK_BUDGET")  # bytes; the calibrated Pico's by default
+    picostack.limit(int(budget)) if budget else picostack.limit()
+    del budget
     picostack.__dict__.clear()  # only its import shim stays (it uses no global)
 del picostack
 execfile("main.py")  # as a board runs it: compiled from the file, no copy of its text kept
