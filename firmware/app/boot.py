@@ -282,6 +282,10 @@ def take_crash(st):
     (bytes), or None. It is reported once: renamed `crash.old`, which the next crash reads
     to count crashes in a row; a bad one is removed."""
     path = st.dir + "crash.bin"
+    try:
+        os.stat(path)
+    except OSError:
+        return None  # (most boots: app/crash.py is not even loaded)
     from app import crash  # dropped with this module by app/run.py
 
     rec = crash.read(path)
@@ -292,7 +296,7 @@ def take_crash(st):
         os.rename(path, st.dir + "crash.old")
     except OSError:
         pass  # the flash refuses: reported again at the next boot
-    return bytes(memoryview(rec)[4:44])
+    return bytes(memoryview(rec)[4:52])
 
 
 def boot(st, d):

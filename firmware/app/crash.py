@@ -3,18 +3,18 @@ the flash before main.py resets the board (firmware/README.md, "Crash").
 
 Loaded only then (it costs the streaming heap nothing): main.py catches the exception,
 the shoe's objects are garbage once the boot or the loop has unwound, a collection gives
-their heap back, and `record()` writes `data/crash.bin` (48 bytes, write-temp-then-rename,
+their heap back, and `record()` writes `data/crash.bin` (56 bytes, write-temp-then-rename,
 CRC-32) from the crash context the firmware keeps in `app.mem.ctx` while it runs (no
 allocation there): the boot counter, whether the shoe was streaming, and the host
 command being executed (type, epoch, seq). The next boot reports it (app/boot.py
 `take_crash`: HELLO reset_cause 6 and a CRASH frame, SPEC 5) and renames it
 `crash.old`, which the next crash reads to count crashes in a row.
 
-Record (`<4sIBBBBII24sI`): magic `CSK1`, boot (0: the crash came before this boot was
+Record (`<4sIBBBBII32sI`): magic `CSK1`, boot (0: the crash came before this boot was
 counted), where (1 boot, 2 streaming), error (ERRORS), count (crashes in a row, 1-255),
 command type (0: none), its epoch and seq, text (the exception's class and the innermost
 `file:line`, ASCII, NUL-padded), CRC-32 of what precedes it. The CRASH frame's payload is
-the record from `boot` to `text` (40 bytes).
+the record from `boot` to `text` (48 bytes).
 """
 
 import os
@@ -26,10 +26,10 @@ from micropython import const
 
 from app import mem
 
-_FMT = "<4sIBBBBII24s"
-_SIZE = const(48)
-_BODY = const(44)
-_TEXT = const(24)
+_FMT = "<4sIBBBBII32s"
+_SIZE = const(56)
+_BODY = const(52)
+_TEXT = const(32)
 MAGIC = b"CSK1"
 WHERE_BOOT = const(1)
 WHERE_STREAMING = const(2)
@@ -52,7 +52,11 @@ def read(path):
 
 
 def _text(e):
-    """`Class file:line` of the innermost frame (from the traceback's text), cut to fit."""
+    """`Class module:line` of the innermost firmware frame (from the traceback's text), cut
+    to fit. The firmware's modules are named by their path in the firmware tree (`cardshoe
+    flash` compiles them so: "app/store.py", "main.py"); a frame with an absolute path is the
+    board's own code (the virtual board's boot script and its Pico-stack import shim,
+    hil/vboard/runtime), not the firmware's, and is passed over."""
     name = type(e).__name__
     where = ""
     try:
@@ -62,12 +66,16 @@ def _text(e):
         sys.print_exception(e, out)
         tb = out.getvalue()
         at = tb.rfind(b'  File "')
+        while at >= 0 and tb[at + 8] == 47:  # "/": not the firmware's
+            at = tb.rfind(b'  File "', 0, at)
         if at >= 0:
             end = tb.find(b'"', at + 8)
             line = tb.find(b", line ", end)
             stop = tb.find(b",", line + 7)
             path = tb[at + 8 : end].decode()
-            where = " %s:%s" % (path[path.rfind("/") + 1 :], tb[line + 7 : stop].decode())
+            name_at = path.rfind("/") + 1
+            dot = path.rfind(".")
+            where = " %s:%s" % (path[name_at : dot if dot > name_at else len(path)], tb[line + 7 : stop].decode())
     except Exception:  # noqa: BLE001 - no heap for the traceback: the class alone
         pass
     return (name + where).encode()[:_TEXT]

@@ -50,8 +50,14 @@ def load_shoe():
     return Shoe
 
 
-def boot_shoe(board, fw):
-    """Boot (app/boot.py, then dropped) and build the Shoe; None when not provisioned."""
+def boot_shoe(board, fw, t0=None):
+    """Boot (app/boot.py, then dropped) and build the Shoe; None when not provisioned.
+    `t0`: the ticks_ms the shoe's clock counts from (default now; app/run.py `_boot`
+    passes the boot's start, before the board's hardware started)."""
+    import time
+
+    if t0 is None:
+        t0 = time.ticks_ms()
     from app.deck import Deck
     from app.store import Store
 
@@ -73,7 +79,7 @@ def boot_shoe(board, fw):
     if board.readers & 2:  # a barcode reader fitted: its parser too (app/deck.py on_barcode)
         __import__("app.barcode")
         gc.collect()
-    shoe = Shoe(board, fw, st, deck)
+    shoe = Shoe(board, fw, st, deck, t0=t0)
     shoe.crash = crash
     gc.collect()
     return shoe
@@ -90,15 +96,18 @@ def boot(board):
 
 
 def _boot(board):
+    import time
+
     from app import mem
 
+    t0 = time.ticks_ms()  # the shoe's time origin: before the board's hardware can stamp an event
     mem.root = board.root  # where a crash record goes (app/crash.py)
     fw = firmware_hash(board.root)
     board.start()
     from app.store import StorageError
 
     try:
-        return boot_shoe(board, fw)
+        return boot_shoe(board, fw, t0)
     except StorageError as e:
         # The boot could not be counted in flash: no frame may be sent (AGCO 6.1.8, SPEC
         # 3.3). The LED is lit before close() for a board that reports it (the bench) and

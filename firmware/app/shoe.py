@@ -43,7 +43,7 @@ _T_FAULT = const(0x05)
 _T_KEY = const(0x06)
 _T_HEARTBEAT = const(0x07)
 _T_CRASH = const(0x09)
-_CRASH_SIZE = const(40)
+_CRASH_SIZE = const(48)
 _RESET_CRASH = const(6)  # HELLO reset_cause: the firmware reset itself after a crash (SPEC 5)
 
 _T_NEW_SHOE = const(0x83)
@@ -103,12 +103,15 @@ def _copy(dst, d, src, s, n):
 class Shoe:
     """The booted shoe: `store` and `deck` come from `app.boot.boot()` (see `app.run.boot_shoe`)."""
 
-    def __init__(self, board, fw_hash, store, deck, slots=16):
+    def __init__(self, board, fw_hash, store, deck, slots=16, t0=None):
         self.board = board
         self.store = store
         self.deck = deck
-        # The clock: milliseconds since boot as a u32 (ticks_ms wraps much earlier on some ports).
-        self._t_last = time.ticks_ms()
+        # The clock: milliseconds since the boot began (`t0`, the ticks_ms of app/run.py's
+        # start, before the board's hardware is started: no event can be stamped earlier) as
+        # a u32 (ticks_ms wraps much earlier on some ports). Started here, at the Shoe, an
+        # exit the sensor saw during the boot went out 22 ms before 0: t_ms 4294967274.
+        self._t_last = time.ticks_ms() if t0 is None else t0
         self.ms = 0
         self.fw_hash = fw_hash
         self.encoder = None
@@ -157,8 +160,10 @@ class Shoe:
         return self.ms
 
     def at(self, ticks):
-        """The u32 time of an event stamped with `ticks` (taken shortly before now)."""
-        return (self.ms + time.ticks_diff(ticks, self._t_last)) & 0xFFFFFFFF
+        """The u32 time of an event stamped with `ticks` (taken shortly before now); 0 for
+        one stamped before the clock's origin (never a time wrapped below 0)."""
+        t = self.ms + time.ticks_diff(ticks, self._t_last)
+        return t & 0xFFFFFFFF if t > 0 else 0
 
     def hello(self):
         d = self.deck

@@ -90,7 +90,7 @@ _FAULT = "<BBHI"
 _KEY = "<BBI"
 _HEARTBEAT = "<IHB"
 _REPLY = "<IIBBI"
-_CRASH = "<IBBBBII24s"
+_CRASH = "<IBBBBII32s"
 _BOOT_SEQ = "<II"
 _NEW_SHOE = "<IIBBBB"
 _CONFIG = "<HHHH"
@@ -153,7 +153,7 @@ def pack_reply(buf, epoch, seq, status, detail, oldest):
 
 def pack_crash(buf, boot, where, error, count, cmd_type, cmd_epoch, cmd_seq, text):
     struct.pack_into(_CRASH, buf, 0, boot, where, error, count, cmd_type, cmd_epoch, cmd_seq, text)
-    return 40
+    return 48
 
 
 # --- host to shoe payloads -------------------------------------------------------

@@ -106,7 +106,7 @@ _U32 = "<I"
 # Fixed payload sizes by type (CARD, 20-35, and NEW_SHOE, 12-227, have their own rules):
 # HELLO (0x01) to CRASH (0x09) at their type, ACK (0x81) to CARDS_FROM (0x89) from 10 on; 255
 # (above any payload) where a type has none. A bytes constant, not a dict: less heap.
-_SIZES = b"\xff\x33\xff\x0a\x1a\x08\x06\x07\x0e\x28\x08\x08\xff\x08\x08\x04\x04\x04\x06"
+_SIZES = b"\xff\x33\xff\x0a\x1a\x08\x06\x07\x0e\x30\x08\x08\xff\x08\x08\x04\x04\x04\x06"
 
 
 _BLOCK = const(64)

@@ -356,10 +356,10 @@ CRASH = Struct(
     "cmd_type" / Int8ul * "the host command being executed (0x83-0x89), 0 none",
     "cmd_epoch" / Int32ul * "its epoch",
     "cmd_seq" / Int32ul * "its seq",
-    "text" / Bytes(24) * "the exception's class and innermost file:line, ASCII, NUL-padded",
+    "text" / Bytes(32) * "the exception's class and innermost module:line, ASCII, NUL-padded",
     Terminated,
 )
-"""CRASH 0x09: why the last boot reset (sent once, right after HELLO), 40 bytes."""
+"""CRASH 0x09: why the last boot reset (sent once, right after HELLO), 48 bytes."""
 
 
 # --- payloads, host to shoe --------------------------------------------------------

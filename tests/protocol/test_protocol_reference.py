@@ -44,7 +44,7 @@ TABLES: dict[int, tuple[str, str]] = {
     0x06: ("<BBI", "key arg t_ms"),
     0x07: ("<IHB", "t_ms dealt outbox"),
     0x08: ("<IIBBI", "epoch seq status detail oldest"),
-    0x09: ("<IBBBBII24s", "boot where error count cmd_type cmd_epoch cmd_seq text"),
+    0x09: ("<IBBBBII32s", "boot where error count cmd_type cmd_epoch cmd_seq text"),
     0x81: ("<II", "boot seq"),
     0x82: ("<II", "boot seq"),
     0x83: ("<IIBBBB", "shoe_no deck_id scheme part parts count"),
