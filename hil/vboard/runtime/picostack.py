@@ -53,8 +53,9 @@ _UNIX_LIMIT = const(80000)  # the unix port's own limit on a 64-bit machine: 400
 
 def limit(budget=_BUDGET):
     """Lower the main thread's C-stack limit to the stack in use here plus `budget`, and make
-    imports cost what they cost on a Pico (_IMPORT_EXTRA); returns the limit and the
-    shim's counters (imports running, imports made mod 256: runtime/stackmark.py reads them).
+    imports cost what they cost on a Pico (_IMPORT_EXTRA); returns the limit, the shim's
+    counters (imports running, imports made mod 256) and its hook (a one-item list: a
+    function called with 1 as an import starts and 0 as it ends), for runtime/stackmark.py.
 
     Refuses (RuntimeError) unless the limit found is the port's own: another layout of
     `mp_state_ctx` would make this write somewhere else. The limit is written with
@@ -74,17 +75,23 @@ def limit(budget=_BUDGET):
     real = builtins.__import__
     pack = struct.pack_into
     nested = bytearray(2)
+    hook = [None]  # hook[0](1) as an import starts and hook[0](0) as it ends (runtime/stackmark.py)
 
-    # No global in here (the caller empties this module's dict, which the function keeps).
+    # No global in here (the caller empties this module's dict, which the function keeps),
+    # and no local: its state must stay on the C stack (11 words), or each import allocates.
     def pico_import(name, g=None, l=None, fromlist=(), level=0):  # noqa: E741
         nested[0] += 1
         nested[1] = (nested[1] + 1) & 0xFF
         pack("<Q", word, 0, base + _IMPORT_EXTRA * nested[0])
+        if hook[0] is not None:
+            hook[0](1)
         try:
             return real(name, g, l, fromlist, level)
         finally:
             nested[0] -= 1
             pack("<Q", word, 0, base + _IMPORT_EXTRA * nested[0])
+            if hook[0] is not None:
+                hook[0](0)
 
     builtins.__import__ = pico_import
-    return base, nested
+    return base, nested, hook
