@@ -458,15 +458,30 @@ class Shoe:
                 self.clear_transient(_F_LOW_MEMORY)
         return busy
 
-    def run(self, idle_ms=10):
+    def idle_ms(self):
+        """How long the loop may sleep when a pass found nothing to do: until the next thing
+        it does on its own (a resend, the heartbeat, the memory check: at most
+        _MEM_CHECK_MS). Host bytes and hardware events end the sleep before (the board's
+        wait(): the USB line, the exit sensor's IRQ, a reader's read)."""
+        ob = self.outbox
+        since = time.ticks_diff(ob.ticks(), ob._last_tx)
+        due = (ob._backoff if ob.count else self.store.heartbeat_ms) - since
+        left = _MEM_CHECK_MS - time.ticks_diff(time.ticks_ms(), self._mem_at)
+        if due < left:
+            left = due
+        return left if left > 0 else 0
+
+    def run(self):
         """Stream until the host's MAINTENANCE; returns then (main.py goes to the REPL).
 
-        Ctrl-C is off and the watchdog armed since main.py's first statements."""
+        Ctrl-C is off and the watchdog armed since main.py's first statements. A pass that
+        found nothing to do sleeps until there is work (`idle_ms`, the board's `wait`), not
+        a fixed 10 ms: idle, the loop runs a few passes a second, not a hundred."""
         b = self.board
         ctx[4] = 1  # a crash from here on is one while streaming (app/crash.py)
         self.hello()
         b.ready(self.store.boot)
         while not self.maintenance:
             if not self.step():
-                b.wait(idle_ms)
-            b.wdt_feed()  # reached only when a pass completed
+                b.wait(self.idle_ms())
+            b.wdt_feed()  # reached only when a pass completed (at least every _MEM_CHECK_MS)

@@ -66,6 +66,7 @@ Behaviour on this board
   is counted (drivers/exitsensor.py), and counts erases and programs.
 """
 
+import io
 import sys
 import time
 
@@ -102,6 +103,7 @@ BARCODE = True
 LID_SWITCH = True
 
 RFID_EVERY_MS = const(5)
+SCAN_MS = const(20)  # keys, lid, jam timer and LED: sampled this often while the loop sleeps
 RFID_CARD_TIMEOUT_MS = const(2)  # a type A card answers within ~0.1 ms
 LID_DEBOUNCE_MS = const(50)
 BLINK_MS = const(250)
@@ -131,6 +133,20 @@ _F_TAMPER = const(3)
 _F_SENSOR = const(4)
 
 _FAULTQ = const(8)
+
+
+class _Wake(io.IOBase):
+    """Readable for `select.poll` while the exit sensor's IRQ has queued edges (`fired`):
+    what makes wait() return at once for a card leaving (its ioctl answers MP_STREAM_POLL,
+    as asyncio's ThreadSafeFlag does; the IRQ wakes the core from the poll's WFE)."""
+
+    def __init__(self, sensor):
+        self._s = sensor
+
+    def ioctl(self, req, arg):
+        if req == 3:  # MP_STREAM_POLL
+            return arg & 1 if self._s.fired else 0  # POLLIN
+        return -1  # nothing else (no file descriptor)
 
 
 class FlashWatch:
@@ -230,7 +246,8 @@ class Board:
         self._rfid_at = 0
         self._retries = 0
         self._uid = bytearray(10)
-        self._uid_held = 0  # a UID read when a reader fault change was queued: handed out next
+        self._uid_held = 0  # a UID read (in wait(), or when a reader fault change was queued): handed out next
+        self._scan_at = 0
         self._barcode = None
         self._uart = None
         self._spi = None
@@ -275,6 +292,7 @@ class Board:
         self._led(0)
         self._make_keys()
         self._sensor = ExitSensor(Pin(GP_EXIT, Pin.IN, Pin.PULL_UP), blocked_level=0, debounce_ms=3, jam_ms=self.jam_ms)
+        self._poll.register(_Wake(self._sensor), select.POLLIN)  # the sensor's IRQ ends wait()
         if sys.platform == "rp2":
             try:
                 import rp2
@@ -387,18 +405,69 @@ class Board:
                 return  # the rest of the frame is dropped: the outbox resends it
         self._stalled = False  # a whole frame went out without waiting
 
+    def _work(self):
+        """Something for poll() to hand out (or to read: an edge, a UART byte)."""
+        s = self._sensor
+        return (self._fq_tail != self._fq_head or self._uid_held or (s is not None and (s.fired or s.pending()))
+                or (self._uart is not None and self._uart.any()) or self._keys.pending())
+
+    def _due(self, now):
+        """Milliseconds until the board's own next check: the reader's presence check
+        (every RFID_EVERY_MS; a failed reader at its retry time), the exit sensor's
+        debounce, the keys, the lid, the jam timer and the LED sampled every SCAN_MS."""
+        due = SCAN_MS - time.ticks_diff(now, self._scan_at)
+        if self._rfid is not None:
+            r = time.ticks_diff(self._rfid_at, now) + (RFID_EVERY_MS if self._rfid_ok else 0)
+            if r < due:
+                due = r
+        s = self._sensor.due(now)
+        return s if s < due else due
+
+    def _check(self, now):
+        """The checks poll() makes, with what they find kept for it: the LED, the lid, the
+        exit sensor (edges settled into exits), the keys, and a presence check of the reader
+        when due (a UID read is held for poll())."""
+        self._scan_at = now
+        self._blink(now)
+        self._watch(now)
+        self._keys.poll(now)
+        if self._rfid is not None and not self._uid_held:
+            self._uid_held = self._read_rfid(now)
+
     def wait(self, ms):
-        deadline = time.ticks_add(time.ticks_ms(), ms)
-        while True:
-            if self._sensor is not None and self._sensor.fired:
-                return
-            if self._uart is not None and self._uart.any():
-                return
-            left = time.ticks_diff(deadline, time.ticks_ms())
+        """Sleep until there is work, at most `ms` (the app's next timer).
+
+        What ends the sleep at once: host bytes (the USB CDC, `sys.stdin` in the poll set)
+        and an exit edge: the sensor's hard IRQ sets `fired`, which `_Wake` makes readable.
+        A barcode byte waits for the next wake (the UART's `any()`: at most SCAN_MS, and
+        RFID_EVERY_MS on a board with a reader; the scanner's window is before the exit
+        beam, so the line is in before the exit it belongs to wakes the loop). (The UART is
+        not put in the poll set: an object `select.poll` cannot register leaves a hole that
+        crashes its next poll, extmod/modselect.c, and a stand-in UART is no stream.) On the
+        rp2 port `select.poll` looks at its objects, then waits in `mp_event_wait_ms` (WFE)
+        until an interrupt or its timeout, then looks again (extmod/modselect.c): the IRQ
+        ends the WFE and the poll returns, as asyncio's ThreadSafeFlag (an io.IOBase whose
+        ioctl answers MP_STREAM_POLL) is woken from an IRQ. `time.sleep_ms` would not do:
+        rp2's mp_hal_delay_ms sleeps the whole time whatever interrupt comes.
+        The board's own checks (`_due`) are made here when they come due, without a pass of
+        the app's loop: the MFRC522 has no interrupt wired (and no way to see a card but a
+        REQA), so its presence check every RFID_EVERY_MS is the pace of these wakes, not of
+        the loop's passes."""
+        if not self._started:
+            return
+        now = time.ticks_ms()
+        end = time.ticks_add(now, ms)
+        while not self._work():
+            due = self._due(now)
+            if due <= 0:
+                self._check(now)
+                continue
+            left = time.ticks_diff(end, now)
             if left <= 0:
                 return
-            for _obj, _ev in self._poll.ipoll(2 if left > 2 else left):
+            for _obj, _ev in self._poll.ipoll(due if due < left else left):
                 return
+            now = time.ticks_ms()
 
     # -- outputs ----------------------------------------------------------
     def ready(self, boot):
