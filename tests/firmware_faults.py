@@ -22,6 +22,7 @@ _HOOKS = {
     "CONFIG": "    if mtype == _T_CONFIG:\n",
     "TIME": "    if mtype == _T_TIME:\n",
     "NEW_SHOE": "    if mtype == _T_NEW_SHOE:\n",
+    "CLEAR": "    if mtype == _T_CLEAR:\n",
 }
 
 

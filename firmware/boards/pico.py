@@ -58,6 +58,11 @@ Behaviour on this board
 - ``reset_cause`` maps ``machine.reset_cause()`` to SPEC HELLO codes (1 power on,
   2 watchdog, 3 soft, 4 hard, 5 deep sleep; 0 unknown). A soft reboot (Ctrl-D) does
   not reset the RP2040, so it reports the cause of the last real reset.
+- ``wait(ms)`` sleeps until there is work (issue 26): ``select.poll`` on the USB CDC and on
+  ``_Wake`` (readable while the exit sensor's hard IRQ has queued an edge: the IRQ ends the
+  poll's WFE), making the board's own checks when due (the reader's presence check every
+  ``RFID_EVERY_MS``, the keys, lid, jam and LED every ``SCAN_MS``, the exit debounce); a UID
+  read there is held for ``poll()``. firmware/README.md, "The loop waits for work".
 - ``key_held()`` (called before ``start()``) reads the keys for 500 ms: a key held
   down through boot keeps the board in the REPL for maintenance.
 - Flash writes stop interrupts on the rp2 port (an erase takes tens of ms): ``start()``
