@@ -277,28 +277,6 @@ def cleanup(st):
     drop_segments(st, st.shoe_no)
 
 
-def take_crash(st):
-    """The crash record the last boot left (app/crash.py), as the CRASH frame's payload
-    (bytes), or None. It is reported once: renamed `crash.old`, which the next crash reads
-    to count crashes in a row; a bad one is removed."""
-    path = st.dir + "crash.bin"
-    try:
-        os.stat(path)
-    except OSError:
-        return None  # (most boots: app/crash.py is not even loaded)
-    from app import crash  # dropped with this module by app/run.py
-
-    rec = crash.read(path)
-    if rec is None:
-        _remove(path)
-        return None
-    try:
-        os.rename(path, st.dir + "crash.old")
-    except OSError:
-        pass  # the flash refuses: reported again at the next boot
-    return bytes(memoryview(rec)[4:52])
-
-
 def boot(st, d):
     """Load provisioning and state into Store `st`, count this boot, rebuild Deck `d`'s counts.
 

@@ -6,9 +6,9 @@ the shoe's objects are garbage once the boot or the loop has unwound, a collecti
 their heap back, and `record()` writes `data/crash.bin` (56 bytes, write-temp-then-rename,
 CRC-32) from the crash context the firmware keeps in `app.mem.ctx` while it runs (no
 allocation there): the boot counter, whether the shoe was streaming, and the host
-command being executed (type, epoch, seq). The next boot reports it (app/boot.py
-`take_crash`: HELLO reset_cause 6 and a CRASH frame, SPEC 5) and renames it
-`crash.old`, which the next crash reads to count crashes in a row.
+command being executed (type, epoch, seq). The next boot reports it (`take`, called by app/run.py when the file is there: HELLO
+reset_cause 6 and a CRASH frame, SPEC 5) and renames it `crash.old`, which the next crash
+reads to count crashes in a row.
 
 Record (`<4sIBBBBII32sI`): magic `CSK1`, boot (0: the crash came before this boot was
 counted), where (1 boot, 2 streaming), error (ERRORS), count (crashes in a row, 1-255),
@@ -49,6 +49,22 @@ def read(path):
     if n != _SIZE or b[:4] != MAGIC or crc32(memoryview(b)[:_BODY]) != struct.unpack_from("<I", b, _BODY)[0]:
         return None
     return b
+
+
+def take(data):
+    """The crash record the last boot left under `data` (the boot's, app/run.py), as the
+    CRASH frame's payload (bytes), or None. Reported once: renamed `crash.old`, which the
+    next crash reads to count crashes in a row; a bad one is removed."""
+    path = data + "crash.bin"
+    rec = read(path)
+    try:
+        if rec is None:
+            os.remove(path)
+            return None
+        os.rename(path, data + "crash.old")
+    except OSError:
+        pass  # the flash refuses: reported again at the next boot
+    return None if rec is None else bytes(memoryview(rec)[4:_BODY])
 
 
 def _text(e):

@@ -8,7 +8,8 @@ after each module instead, see firmware/README.md "Memory".)
 `ctx` (the arena's last 16 bytes) is the crash context, kept up to date while the
 firmware runs so that `app.crash` can write it down if an exception escapes (main.py):
 the boot counter once counted (u32 at 0), 1 at 4 once the shoe streams, and the host
-command being executed: its type at 5 (0: none), epoch and seq (u32 at 8 and 12).
+command being executed: its type at 5 (0: none), epoch and seq (u32 at 8 and 12). At 6, 1
+while the last boot's crash record waits to be sent after HELLO (app/run.py, Shoe.hello).
 `root` is the flash root of the board (app/run.py sets it), where `data/` is.
 """
 

@@ -7,6 +7,7 @@ drops this module too before the shoe streams.
 """
 
 import gc
+import os
 import sys
 
 # The streaming shoe's modules in dependency order (app.shoe imports them all).
@@ -68,19 +69,34 @@ def boot_shoe(board, fw, t0=None):
 
     try:
         ok = boot.boot(st, deck)
-        crash = boot.take_crash(st) if ok else None  # the last boot's crash, reported once
     finally:
         del boot
         _drop("boot")
-        _drop("crash")
     if not ok:
         return None
+    crash = None
+    try:
+        os.stat(st.dir + "crash.bin")  # (most boots: app/crash.py is not even loaded)
+    except OSError:
+        pass
+    else:
+        from app import crash as record  # the last boot's crash, reported once
+
+        crash = record.take(st.dir)
+        del record
+        _drop("crash")
     Shoe = load_shoe()
     if board.readers & 2:  # a barcode reader fitted: its parser too (app/deck.py on_barcode)
         __import__("app.barcode")
         gc.collect()
     shoe = Shoe(board, fw, st, deck, t0=t0)
-    shoe.crash = crash
+    if crash is not None:  # for the CRASH frame after HELLO (Shoe.hello): the staging table is free
+        stage = shoe._stage
+        for i in range(len(crash)):
+            stage[i] = crash[i]
+        from app import mem
+
+        mem.ctx[6] = 1
     gc.collect()
     return shoe
 

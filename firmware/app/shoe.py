@@ -138,7 +138,6 @@ class Shoe:
         self.fault_dirty = 0  # faults whose state the host has not been told
         self.maintenance = False
         self.time_offset = 0
-        self.crash = None  # the last boot's crash record (app/boot.py take_crash), sent after HELLO
         self._led = -1
         self._mem_at = 0
         # Continue from what the boot read from flash.
@@ -176,7 +175,7 @@ class Shoe:
             _FW_MINOR,
             _FW_PATCH,
             self.fw_hash,
-            _RESET_CRASH if self.crash else self.board.reset_cause,
+            _RESET_CRASH if ctx[6] else self.board.reset_cause,
             self.board.readers,
             d.shoe_no,
             d.deck_id,
@@ -185,9 +184,11 @@ class Shoe:
             self.active_faults(),
         )
         self.outbox.push(_T_HELLO, p, 51)
-        if self.crash:  # what made the last boot reset (app/crash.py), once, right after HELLO
-            self.outbox.push(_T_CRASH, self.crash, _CRASH_SIZE)
-            self.crash = None
+        if ctx[6]:  # what made the last boot reset (app/crash.py), once, right after HELLO
+            # The record waits in the staging table (free until a NEW_SHOE: run.boot_shoe put
+            # it there): no attribute, no buffer kept for a frame sent once.
+            ctx[6] = 0
+            self.outbox.push(_T_CRASH, self._stage, _CRASH_SIZE)
 
     # -- faults -----------------------------------------------------------
     def active_faults(self):
@@ -458,30 +459,26 @@ class Shoe:
                 self.clear_transient(_F_LOW_MEMORY)
         return busy
 
-    def idle_ms(self):
-        """How long the loop may sleep when a pass found nothing to do: until the next thing
-        it does on its own (a resend, the heartbeat, the memory check: at most
-        _MEM_CHECK_MS). Host bytes and hardware events end the sleep before (the board's
-        wait(): the USB line, the exit sensor's IRQ, a reader's read)."""
-        ob = self.outbox
-        since = time.ticks_diff(ob.ticks(), ob._last_tx)
-        due = (ob._backoff if ob.count else self.store.heartbeat_ms) - since
-        left = _MEM_CHECK_MS - time.ticks_diff(time.ticks_ms(), self._mem_at)
-        if due < left:
-            left = due
-        return left if left > 0 else 0
-
     def run(self):
         """Stream until the host's MAINTENANCE; returns then (main.py goes to the REPL).
 
         Ctrl-C is off and the watchdog armed since main.py's first statements. A pass that
-        found nothing to do sleeps until there is work (`idle_ms`, the board's `wait`), not
-        a fixed 10 ms: idle, the loop runs a few passes a second, not a hundred."""
+        found nothing to do sleeps until there is work: the board's `wait()` is given the
+        time to the loop's next timer (a resend of what is held, the heartbeat, the memory
+        check: at most _MEM_CHECK_MS), and host bytes and hardware events end it before
+        (the USB line, the exit sensor's IRQ, a reader's read). Not a fixed 10 ms: idle, the
+        loop runs a few passes a second, not a hundred. (Inline: a method costs the
+        streaming heap more than these lines.)"""
         b = self.board
+        ob = self.outbox
         ctx[4] = 1  # a crash from here on is one while streaming (app/crash.py)
         self.hello()
         b.ready(self.store.boot)
         while not self.maintenance:
             if not self.step():
-                b.wait(self.idle_ms())
+                left = (ob._backoff if ob.count else self.store.heartbeat_ms) - time.ticks_diff(ob.ticks(), ob._last_tx)
+                check = _MEM_CHECK_MS - time.ticks_diff(time.ticks_ms(), self._mem_at)
+                if check < left:
+                    left = check
+                b.wait(left if left > 0 else 0)
             b.wdt_feed()  # reached only when a pass completed (at least every _MEM_CHECK_MS)
