@@ -2,7 +2,7 @@
 (tests/micropython_runner.py) and the virtual shoe (vshoe.py) lower the unix port's stack
 limit as the virtual board does (hil/vboard/runtime/picostack.py). Calibrated as there: a
 one-argument recursive function at the top level reaches 28-30 (30 on the stock rp2 build),
-not the unix port's ~200. tests/hil/test_pico_stack.py checks the virtual board itself."""
+not the unix port's ~200. tests/hil/test_vboard_pico_stack.py checks the virtual board itself."""
 
 from __future__ import annotations
 

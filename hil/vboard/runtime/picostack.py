@@ -32,7 +32,7 @@ import struct
 import uctypes
 from micropython import const
 
-# Calibrated (tests/hil/test_pico_stack.py): a one-argument recursive function at the top
+# Calibrated (tests/hil/test_vboard_pico_stack.py): a one-argument recursive function at the top
 # level of main.py on the virtual board reaches depth 30 with this budget on the x86-64
 # unix port, as on the RP2040's 8 KB. A call costs about 390 bytes of C stack here, 270
 # there (64-bit words), so the budget in bytes is larger than 8 KB while the depth is
