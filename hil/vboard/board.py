@@ -243,6 +243,13 @@ class VirtualBoard:
         return engine.boots if engine is not None else 0
 
     @property
+    def interpreter_pid(self) -> int | None:
+        """The process id of the running interpreter (the firmware's), or None while off."""
+        engine = self._engine
+        it = engine.interp if engine is not None else None
+        return it.proc.pid if it is not None else None
+
+    @property
     def watchdog_resets(self) -> int:
         """Resets by the board's watchdog (the firmware stopped feeding `machine.WDT`)."""
         engine = self._engine
