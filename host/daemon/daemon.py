@@ -20,6 +20,8 @@ each shoe's replay window, and opens the serial port. From then on:
   heartbeat period and a half, are alarms (`alarms` in /status, a link event, a WARNING)
   that clear themselves when the port opens or the shoe is heard (a watch thread keeps
   the time);
+- a command the shoe reports (CRASH) it crashed executing is sent again once; a second
+  crash gives it up with the `shoe_crash_loop` alarm (`cardshoe.daemon.crashloop`);
 - rejected frames are journaled as a few samples per reason per second and one counted
   summary (`cardshoe.daemon.rejections`), so noise cannot grow the journal without bound;
 - the journal is locked for this daemon alone (`JournalLocked` names the holder); a journal
@@ -41,6 +43,7 @@ from cardshoe.daemon.bus import SECURITY_REASONS, EventBus, streamable
 from cardshoe.daemon.rejections import RejectionLimiter
 from cardshoe.daemon.config import TableConfig, read_floor_token
 from cardshoe.daemon.control import TableControl
+from cardshoe.daemon import crashloop
 from cardshoe.daemon.core import Derived, TableCore
 from cardshoe.daemon.service import FrameInput, ServiceFailed, TableService
 from cardshoe.floor.client import FloorClient
@@ -56,6 +59,7 @@ from cardshoe.protocol.messages import (
     Maintenance,
     Config,
     ManifestEntry,
+    Message,
     NewShoe,
     Reply,
     Time,
@@ -190,10 +194,13 @@ class Daemon:
         # The journal failed while running: the process should end (exit 6) and be restarted.
         self.fatal: BaseException | None = None
         self._fatal_callbacks: list[Callable[[BaseException], None]] = []
-        # Alarms shown in /status until their cause is gone: "port" (cannot open / lost) and
-        # "shoe_silent" (no valid frame for a heartbeat and a half while the port is open).
+        # Alarms shown in /status until their cause is gone: "port" (cannot open / lost),
+        # "shoe_silent" (no valid frame for a heartbeat and a half while the port is open) and
+        # "shoe_crash_loop:<shoe>:<command>" (a command given up: it crashed the shoe; see
+        # cardshoe.daemon.crashloop).
         self.alarms: dict[str, dict[str, Any]] = {}
         self._alarm_lock = threading.Lock()
+        self.crash_watch = crashloop.CrashWatch()
         self._heard_ns = 0  # monotonic: the last valid frame, or the port's opening if later
         self._watch_stop = threading.Event()
         self._watch: threading.Thread | None = None
@@ -542,8 +549,19 @@ class Daemon:
                                 "epoch": self.epoch, "seq": command.seq, "sends": command.sent}
         if reply is not None:
             body.update(status=reply.status, detail=reply.detail)
+        if command.abandoned is not None:
+            body.update(reason=command.abandoned, crashes=command.crashes)
         self._svc().record("command", body, shoe=command.shoe, publish=streamable("command", body))
         msg = command.message
+        if command.abandoned is not None and isinstance(msg, NewShoe):
+            # Given up (the shoe crashed on it): nothing sends this load again.
+            if self._loading.get(command.shoe) == (msg.shoe_no, msg.deck_id):
+                del self._loading[command.shoe]
+            self._reload.pop(command.shoe, None)
+        if reply is not None:
+            cleared = self.crash_watch.answered(command.shoe, int(msg.TYPE), reply.status)
+            if cleared is not None:
+                self._crash_alarm_cleared(command.shoe, cleared, f"the shoe answered {name} OK")
         if isinstance(msg, NewShoe) and reply is not None and msg.part == msg.parts - 1:
             if reply.status == 0:
                 if self._loading.get(command.shoe) == (msg.shoe_no, msg.deck_id):
@@ -618,11 +636,58 @@ class Daemon:
                 adopted = any(e.body.get("type") == "shoe_session_adopted" and e.body.get("shoe") == shoe
                               for e in derived)
                 self._reconcile_loading(shoe, d.body, adopted)
+                for alarm in self.crash_watch.hello(shoe, str(d.body["fw_hash"])):
+                    self._crash_alarm_cleared(shoe, alarm, "the shoe runs another firmware")
                 t = self.config.link
-                link.send_command(shoe, Time(self.clock() // 1_000_000))
-                link.send_command(shoe, Config(t.heartbeat_ms, t.resend_ms, t.resend_max_ms, t.debounce_ms))
+                self._send_auto(link, shoe, Time(self.clock() // 1_000_000))
+                self._send_auto(link, shoe, Config(t.heartbeat_ms, t.resend_ms, t.resend_max_ms, t.debounce_ms))
             elif etype == "cards_requested":
-                link.send_command(int(d.body["shoe"]), CardsFrom(int(d.body["shoe_no"]), int(d.body["from_index"])))
+                self._send_auto(link, int(d.body["shoe"]),
+                                CardsFrom(int(d.body["shoe_no"]), int(d.body["from_index"])))
+            elif etype == "shoe_crash":
+                self._shoe_crashed(link, d.body)
+
+    def _shoe_crashed(self, link: ShoeLink, crash: dict[str, Any]) -> None:
+        """The shoe's CRASH (`shoe_crash`): count it against the command it names; at the
+        bound, give that command up with the `shoe_crash_loop` alarm (cardshoe.daemon.crashloop)."""
+        shoe = int(crash["shoe"])
+        log.warning("%s", crash["message"])
+        if not crash["cmd_type"]:
+            return
+        cmd = link.crashing_command(shoe, int(crash["cmd_epoch"]), int(crash["cmd_seq"]), int(crash["cmd_type"]))
+        if cmd is None:
+            return  # a command of an earlier epoch, or one already answered or given up
+        alarm = self.crash_watch.crashed(shoe, cmd, crash, self.clock())
+        if alarm is None:
+            log.warning("shoe %d: %s crashed it; sent again (a crash in a row more gives it up)", shoe,
+                        cmd.message.TYPE.name)
+            return
+        with self._alarm_lock:
+            self.alarms[crashloop.alarm_key(shoe, alarm["command"])] = alarm
+        log.error("shoe crash loop: %s", alarm["message"])
+        self._svc().record("link", alarm, shoe=shoe, publish=True)
+        link.abandon(cmd, "shoe_crash_loop")
+        # The copies the daemon queued on its own since (a CONFIG at each HELLO) go too.
+        for queued in link.queued(shoe, int(cmd.message.TYPE)):
+            if self.crash_watch.withheld(shoe, int(queued.message.TYPE)):
+                link.abandon(queued, "shoe_crash_loop")
+
+    def _crash_alarm_cleared(self, shoe: int, alarm: dict[str, Any], why: str) -> None:
+        with self._alarm_lock:
+            self.alarms.pop(crashloop.alarm_key(shoe, alarm["command"]), None)
+        log.warning("shoe %d: the crash-loop alarm for %s clears: %s", shoe, alarm["command"], why)
+        self._svc().record("link", {"type": "shoe_crash_loop_cleared", "shoe": shoe, "command": alarm["command"],
+                                    "since_ns": alarm["since_ns"], "reason": why}, shoe=shoe, publish=True)
+
+    def _send_auto(self, link: ShoeLink, shoe: int, message: Message) -> None:
+        """A command the daemon sends on its own, unless its type is given up for the shoe
+        (it crashed the shoe: cardshoe.daemon.crashloop), which is journaled instead."""
+        if self.crash_watch.withheld(shoe, int(message.TYPE)):
+            log.warning("shoe %d: %s not sent (it crashed the shoe)", shoe, message.TYPE.name)
+            self._svc().record("command", {"type": "command_withheld", "command": message.TYPE.name,
+                                           "reason": "shoe_crash_loop"}, shoe=shoe)
+            return
+        link.send_command(shoe, message)
 
     def _reconcile_loading(self, shoe: int, hello: dict[str, Any], adopted: bool) -> None:
         """A HELLO naming the session of our unanswered NEW_SHOE: the NEW_SHOE ran (SPEC 4)."""
@@ -773,7 +838,8 @@ class Daemon:
 
     def current_alarms(self) -> list[dict[str, Any]]:
         """What needs a person now, each with its reason (`message`): the port, a silent shoe,
-        a shoe whose order fails the shuffle check (until another shoe is loaded)."""
+        a command that crashed the shoe until it was given up (`shoe_crash_loop`), a shoe
+        whose order fails the shuffle check (until another shoe is loaded)."""
         with self._alarm_lock:
             alarms = [dict(a) for _, a in sorted(self.alarms.items())]
         live = getattr(self, "live", None)

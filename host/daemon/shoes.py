@@ -4,7 +4,8 @@
 of `TableCore` that applies the shoe's accepted frames: HELLO (sessions adopted, power
 failures, cards the shoe holds and the journal lacks), CARD/UNREAD (placed once, in index
 order, through the round's dealing procedure), KEY and DECK_STATUS (in shoe order: held while
-cards dealt before them are missing) and FAULT, and the controller's `shoe_loaded`.
+cards dealt before them are missing), FAULT and CRASH (`shoe_crash`), and the controller's
+`shoe_loaded`.
 
 Under issue 20's rules (`TableSetup.plays_out_voids`) a card for a round already void is
 recorded in it as a card after the void (dealt into no hand) and a key for it is not applied:
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from cardshoe import rounds
 from cardshoe.daemon import consistency
 from cardshoe.daemon.outcome import FAULT_NAMES, KEY_NAMES, NOT_DURABLE, Applied, Derived, as_journaled, event
+from cardshoe.protocol.spec import MessageType
 from cardshoe.rounds import DeckFault, ShoeCard
 from cardshoe.rounds.events import to_jsonable
 
@@ -78,6 +80,38 @@ class ShoeSession:
         that are not placed yet (or of frames already waiting for them): then it waits."""
         return bool(self.held) or self.missing_from() is not None
 
+
+
+#: SPEC 5 CRASH `where` and `error`, by name.
+CRASH_WHERE = {1: "booting", 2: "streaming"}
+CRASH_ERRORS = {0: "unknown", 1: "MemoryError", 2: "RuntimeError", 3: "OSError", 4: "ImportError",
+                5: "KeyboardInterrupt", 6: "another exception"}
+
+
+def crash_text(hex_text: str) -> str:
+    """The CRASH frame's `text` (hex as journaled): ASCII, NULs dropped, anything else as `?`."""
+    raw = bytes.fromhex(hex_text).rstrip(b"\0")
+    return "".join(chr(b) if 32 <= b < 127 else "?" for b in raw)
+
+
+def crash_event(round_id: str | None, shoe: int, msg: Mapping[str, Any]) -> Derived:
+    """`shoe_crash`: the shoe's last boot reset itself after an exception (its CRASH frame,
+    SPEC 5): where, what, the host command it was executing, crashes in a row. The daemon
+    counts the crashes a command causes (cardshoe.daemon.crashloop) and stops resending it."""
+    cmd_type = int(msg["cmd_type"])
+    try:
+        command = MessageType(cmd_type).name if cmd_type else None
+    except ValueError:
+        command = f"0x{cmd_type:02X}"  # a command this daemon does not know
+    text = crash_text(str(msg["text"]))
+    where = CRASH_WHERE.get(int(msg["where"]), "unknown")
+    doing = f" executing {command} ({msg['cmd_epoch']}, {msg['cmd_seq']})" if cmd_type else ""
+    return event(round_id, "shoe_crash", shoe=shoe, boot=int(msg["boot"]), where=where,
+                 error=CRASH_ERRORS.get(int(msg["error"]), "unknown"), count=int(msg["count"]),
+                 cmd_type=cmd_type, command=command, cmd_epoch=int(msg["cmd_epoch"]), cmd_seq=int(msg["cmd_seq"]),
+                 text=text, message=f"shoe {shoe} crashed {where}{doing}: {text} "
+                                    f"({msg['count']} crash{'es' if int(msg['count']) != 1 else ''} in a row); "
+                                    "it reset itself")
 
 
 class ShoeFrames:
@@ -138,6 +172,8 @@ class ShoeFrames:
                 session.faults &= ~(1 << code)
             return Applied((event(rid, "shoe_fault", shoe=shoe, code=code, name=FAULT_NAMES.get(code, "unknown"),
                                   active=bool(msg["active"]), detail=msg["detail"], shoe_ms=msg["t_ms"]),))
+        if mtype == "CRASH":
+            return Applied((crash_event(self._round_id(), shoe, msg),))
         return Applied(())  # HEARTBEAT, REPLY: link-level, journaled but not acted on here
 
     def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:

@@ -106,6 +106,10 @@ class Command:
     reply: Reply | None = None
     done: threading.Event = field(default_factory=threading.Event)
     on_reply: Callable[[Command], None] | None = None
+    crashes: int = 0
+    """Times the shoe reported (CRASH, SPEC 5) that it crashed executing this command."""
+    abandoned: str | None = None
+    """Why it was given up unanswered (`shoe_crash_loop`), or None."""
 
 
 @dataclass
@@ -286,6 +290,40 @@ class ShoeLink:
                     except Exception:  # noqa: BLE001 - a command that cannot be encoded must not stop the timer
                         log.exception("link: cannot send command %r", self._commands[0].message)
                         self._commands.popleft()
+
+    def crashing_command(self, shoe: int, epoch: int, seq: int, mtype: int) -> Command | None:
+        """The command being sent to `shoe` if the shoe's CRASH (SPEC 5) names it (this
+        epoch, one of its seqs, its type), else None (an older command, another epoch's)."""
+        with self._lock:
+            cmd = self._commands[0] if self._commands else None
+            if (cmd is None or cmd.shoe != shoe or epoch != self.epoch or seq not in cmd.seqs
+                    or int(cmd.message.TYPE) != mtype):
+                return None
+            cmd.crashes += 1
+            return cmd
+
+    def queued(self, shoe: int, mtype: int) -> list[Command]:
+        """The commands of type `mtype` waiting to go to `shoe` (the one being sent included)."""
+        with self._lock:
+            return [c for c in self._commands if c.shoe == shoe and int(c.message.TYPE) == mtype]
+
+    def abandon(self, cmd: Command, reason: str) -> bool:
+        """Give up `cmd` unanswered (`reason`): off the queue, its waiters told
+        (command_answered with no REPLY), the next command sent. False if it is not queued."""
+        with self._lock:
+            at = next((i for i, c in enumerate(self._commands) if c is cmd), None)  # by identity
+            if at is None:
+                return False
+            head = at == 0
+            del self._commands[at]
+            cmd.abandoned = reason
+            if head and self._commands:
+                self._transmit(self._commands[0])
+        cmd.done.set()
+        self.sink.command_answered(cmd, None)
+        if cmd.on_reply is not None:
+            cmd.on_reply(cmd)
+        return True
 
     def pending_commands(self) -> int:
         """Commands sent or queued and not yet answered."""
