@@ -396,6 +396,17 @@ class Bench:
         self.relay.garbage(bytes(self.rng.randrange(256) for _ in range(size)))
         self.counts.garbage_bursts += 1
 
+    def new_journal(self, name: str) -> Path:
+        """Stop the daemon and point the next start at a new journal `name` in the workdir (a
+        new gaming day, a replaced table PC). Its entry ids, and so its event ids, start again
+        at 1: the table client is made anew, so it follows the new journal's stream from its start."""
+        self.stop_daemon()
+        self.journal = self.workdir / name
+        self.client.close()
+        self.client = TableClient(f"http://127.0.0.1:{self.api_port}", self.token)
+        self._last_key_ms.clear()
+        return self.journal
+
     def kill_daemon(self) -> None:
         """SIGKILL the daemon: nothing in its memory survives (the journal does)."""
         if self.daemon is not None:

@@ -58,6 +58,10 @@ class TableSetup:
     limits: tuple[tuple[str, int, int], ...] = ()
     """(wager, min, max) in minor units: the round file's `limits`."""
     jackpot_reset: int | None = None
+    round_scope: str | None = None
+    """Fixed per journal at its creation (its meta `round_scope`; by default the first 8 hex
+    digits of its `journal_id`): round ids are `{name}-{round_scope}-{n:06d}`, unique across
+    the table's journals. None for a journal made before it: ids stay `{name}-{n:06d}`."""
 
     def limits_json(self) -> dict[str, dict[str, int]]:
         """The limits as the round file writes them."""
@@ -65,8 +69,11 @@ class TableSetup:
 
     def to_json(self) -> dict[str, Any]:
         """The setup as journaled in a `setup` input."""
-        return {"name": self.name, "game": self.game, "seats": self.seats, "dealing": self.dealing,
+        body = {"name": self.name, "game": self.game, "seats": self.seats, "dealing": self.dealing,
                 "method": self.method, "limits": self.limits_json(), "jackpot_reset": self.jackpot_reset}
+        if self.round_scope is not None:  # absent, a journal made before it replays as it was
+            body["round_scope"] = self.round_scope
+        return body
 
 
 #: SPEC 5 FAULT codes.

@@ -64,12 +64,6 @@ def _alarm(bench: Bench, kind: str) -> dict[str, Any] | None:
     return None
 
 
-def _new_journal(bench: Bench, name: str) -> None:
-    """The table moves to a new journal (a new gaming day, as the README advises)."""
-    bench.stop_daemon()
-    bench.journal = bench.workdir / name
-
-
 def test_an_attacker_who_drops_acks_cannot_have_a_settled_round_dealt_again_into_the_next_journal(bench: Bench) -> None:
     """Issue 20: "An attacker who drops ACKs can have a settled round dealt again into the next
     journal". Journal H deals and settles a round while every ACK and RESEND_FROM is dropped, so
@@ -87,7 +81,7 @@ def test_an_attacker_who_drops_acks_cannot_have_a_settled_round_dealt_again_into
     wait_for(lambda: _alarm(bench, "ack_path"), 30.0, "H's ack_path alarm")
 
     bench.relay.set_attack(FrameAttack(drop_to_shoe=NO_ACKS.drop_to_shoe, hold_to_host=True))
-    _new_journal(bench, "journal-I.sqlite")
+    bench.new_journal("journal-I.sqlite")
     bench.start_daemon(wait_shoe=False)
     i_round = _open_round(bench)
     assert i_round != h_round  # round ids unique across journals
@@ -106,12 +100,15 @@ def test_an_attacker_who_drops_acks_cannot_have_a_settled_round_dealt_again_into
         i_paid = _settle(bench, i_round)
         pytest.fail(f"H's round {h_round} (paid {h_paid}) was dealt again into journal I's round {i_round}: "
                     f"hands {snap['hands']}, settled it paid {i_paid}")
-    foreign = [e for e in bench.client.events(type="shoe_session_foreign")]
-    assert foreign and foreign[0].data["shoe_no"] == h_shoe_no and foreign[0].data["rule"] == "6.1"
-    assert foreign[0].data["decision"] == "referred"
+    foreign = bench.client.wait_event(lambda e: e.type == "shoe_session_foreign", -1, 20.0,
+                                      "the foreign session's referral on the stream")
+    assert foreign.data["shoe_no"] == h_shoe_no and foreign.data["rule"] == "6.1"
+    assert foreign.data["decision"] == "referred"
     alarm = wait_for(lambda: _alarm(bench, "shoe_session"), 10.0, "the foreign session's alarm")
     assert str(h_shoe_no) in alarm["message"] and "load a new shoe" in alarm["message"]
-    refused = [e for e in bench.client.events(type="card_from_foreign_session")]
+    wait_for(lambda: len(bench.client.events(type="card_from_foreign_session")) >= 6, 20.0,
+             "the six cards of H's session referred on the stream")
+    refused = bench.client.events(type="card_from_foreign_session")
     assert sorted(int(e.data["index"]) for e in refused) == [1, 2, 3, 4, 5, 6]
 
     # The dealer loads a new shoe: I's own session, whatever the shoe's previous one; dealt to.
@@ -131,7 +128,7 @@ def test_a_new_journal_loads_the_shoe_whatever_its_previous_session(bench: Bench
     first = bench.load_shoe()
     for text in ["2d", "3d", "4d"]:
         bench.deal(parse_card(text))  # no round: cards outside any round, referred
-    _new_journal(bench, "journal-2.sqlite")
+    bench.new_journal("journal-2.sqlite")
     bench.start_daemon()
     after = bench.client.last_event_id
     answered = int(bench.client.request("POST", "/shoe/load", {"deck_id": bench.deck_id + 1})["shoe_no"])
