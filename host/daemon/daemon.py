@@ -485,18 +485,20 @@ class Daemon:
                    "check the cable (its frames are journaled; none is lost)")
         alarm = {"type": "ack_path", "shoe": shoe, "boot": boot, "seq": seq, "resends": resends,
                  "since_ns": self.clock() - int(seconds * 1e9), "message": message}
-        with self._alarm_lock:
-            self.alarms["ack_path"] = alarm
         log.warning("ack path: %s", message)
         self._svc().record("link", alarm, shoe=shoe, publish=True)
+        with self._alarm_lock:  # shown once logged and journaled
+            self.alarms["ack_path"] = alarm
 
     def ack_path_restored(self, shoe: int, boot: int, seq: int, why: str) -> None:
         """The shoe's outbox drained after an `ack_path` alarm: it clears."""
         with self._alarm_lock:
-            alarm = self.alarms.pop("ack_path", None)
+            alarm = self.alarms.get("ack_path")
         log.warning("shoe %d: ACK path working again (%s)", shoe, why)
         self._svc().record("link", {"type": "ack_path_cleared", "shoe": shoe, "boot": boot, "seq": seq, "why": why,
                                     "since_ns": None if alarm is None else alarm["since_ns"]}, shoe=shoe, publish=True)
+        with self._alarm_lock:  # cleared once journaled
+            self.alarms.pop("ack_path", None)
 
     def _heard(self, shoe: int) -> None:
         """A valid frame from `shoe`: the silence clock restarts, and a silence alarm clears."""
@@ -776,10 +778,10 @@ class Daemon:
         self._reload.pop(shoe, None)
         alarm = {"type": "shoe_load", "shoe": shoe, "shoe_no": shoe_no, "deck_id": deck_id, "reason": reason,
                  "since_ns": self.clock(), "message": message}
-        with self._alarm_lock:
-            self.alarms["shoe_load"] = alarm
         log.error("shoe %d: %s", shoe, message)
         self._svc().record("command", {**alarm, "type": "shoe_load_failed"}, shoe=shoe, publish=True)
+        with self._alarm_lock:  # shown once logged and journaled: whoever sees it finds both
+            self.alarms["shoe_load"] = alarm
 
     def _load_done(self, shoe: int, shoe_no: int) -> None:
         """This journal's session `shoe_no` started on `shoe`: the load is over, its alarm clears."""
