@@ -857,7 +857,8 @@ class Daemon:
             shoes = {str(k): {"shoe_no": v.shoe_no, "deck_id": v.deck_id, "next_index": v.next_index,
                               "boot": v.boot, "faults": v.fault_names(), "storage_fault": "storage" in v.fault_names(),
                               "cards_not_durable": v.not_durable, "missing_from": v.missing_from(),
-                              "frames_waiting": len(v.held)} for k, v in svc.core.shoes.items()}
+                              "frames_waiting": len(v.held), "loading": v.loading[0] or None,
+                              "foreign_session": v.foreign or None} for k, v in svc.core.shoes.items()}
         return {
             "table": self.config.name, "game": self.config.game, "seats": self.config.seats,
             "epoch": self.epoch, "port": self.config.port, "link_up": self.link_up,
@@ -873,6 +874,7 @@ class Daemon:
                 "gaps": link.stats.gaps, "rejected": dict(link.stats.rejected), "acks_sent": link.stats.acks_sent,
                 "commands_pending": link.pending_commands(), "reconnects": link.transport.reconnects,
                 "held": link.stats.held, "trusted": sorted(link.trusted),
+                "ack_path_alarms": link.stats.ack_path_alarms,
             },
             "subscribers": self.bus.subscribers,
             "floor": None if self.floor is None else self.floor.status(),

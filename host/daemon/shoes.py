@@ -511,7 +511,8 @@ class ShoeFrames:
     def _foreign_session(self, shoe: int, session: ShoeSession, shoe_no: int, time_ms: int, *, seen_in: str,
                          evidence: Mapping[str, Any]) -> list[Derived]:
         """The shoe's stream names session `shoe_no`, which this journal did not start: the
-        referral (6.1) the first time, and the session's cards are placed nowhere from now on."""
+        referral (6.1; docs/rule-readings.md 74) the first time, and the session's cards are placed
+        nowhere from now on."""
         if session.foreign == shoe_no:
             return []
         out: list[Derived] = []

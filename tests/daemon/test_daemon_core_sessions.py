@@ -27,7 +27,8 @@ HANDS = ["Ah", "Kh", "Qh", "2c", "7d", "9s"]  # seat 1, then the dealer (3.7)
 
 class Feeder:
     def __init__(self, scope: str | None = None) -> None:
-        self.core = TableCore(TableSetup(name="T", game=TCP, seats=7, round_scope=scope))
+        scoped = {} if scope is None else {"round_scope": scope}
+        self.core = TableCore(TableSetup(name="T", game=TCP, seats=7, **scoped))
         self.t = T0
 
     def tick(self) -> int:
