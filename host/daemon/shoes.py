@@ -501,7 +501,6 @@ class ShoeFrames:
             # Reconciled from a HELLO (the NEW_SHOE's REPLY was lost across a shoe
             # reboot): the shoe has dealt cards of it; they are asked for from 1.
             loaded.body["reconciled"] = reconciled
-            loaded.body["dealt"] = dealt
             session.known_dealt, session.requested_from = dealt, 1
             out.append(event(self._round_id(), "cards_requested", shoe=shoe, shoe_no=shoe_no, from_index=1,
                              dealt=dealt))
@@ -512,7 +511,9 @@ class ShoeFrames:
                          evidence: Mapping[str, Any]) -> list[Derived]:
         """The shoe's stream names session `shoe_no`, which this journal did not start: the
         referral (6.1; docs/rule-readings.md 74) the first time, and the session's cards are placed
-        nowhere from now on."""
+        nowhere from now on. (A session this journal started and has since replaced is no
+        exception, and cannot come: the shoe frames a session's cards before it takes the next
+        NEW_SHOE, and the host takes frames in order.)"""
         if session.foreign == shoe_no:
             return []
         out: list[Derived] = []

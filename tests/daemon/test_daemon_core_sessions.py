@@ -143,8 +143,8 @@ def test_a_hello_naming_the_session_being_loaded_starts_it_and_asks_for_its_card
     t.input({"action": "shoe_loading", "shoe": SHOE, "shoe_no": 77, "deck_id": DECK})
     out = t.hello(77, 3, boot=4)
     assert types(out) == ["shoe_hello", "shoe_loaded", "cards_requested"]
-    assert out[1]["reconciled"] == "hello" and out[1]["dealt"] == 3
-    assert out[2]["from_index"] == 1 and out[2]["shoe_no"] == 77
+    assert out[1]["reconciled"] == "hello" and out[1]["shoe_no"] == 77
+    assert out[2]["from_index"] == 1 and out[2]["shoe_no"] == 77 and out[2]["dealt"] == 3
     # Another deck under that number is not the load this journal sent: not its session.
     t2 = Feeder()
     t2.input({"action": "shoe_loading", "shoe": SHOE, "shoe_no": 77, "deck_id": DECK + 1})

@@ -254,9 +254,11 @@ def test_a_new_shoe_whose_reply_was_lost_across_a_reboot_is_reconciled_from_the_
         loading = [e.data() for e in j.entries(("input",)) if e.data()["action"] == "shoe_loading"]
         assert [(d["shoe_no"], d["deck_id"]) for d in loading] == [(shoe_no, DECK_ID)]
         assert not [e for e in j.entries(("input",)) if e.data()["action"] == "shoe_loaded"]
-        loaded = [e.data() for e in j.entries(("event",)) if e.data()["type"] == "shoe_loaded"]
-        assert [(d["shoe_no"], d["deck_id"], d["dealt"], d["reconciled"]) for d in loaded] == [
-            (shoe_no, DECK_ID, 3, "hello")]
+        events = [e.data() for e in j.entries(("event",))]
+        loaded = [d for d in events if d["type"] == "shoe_loaded"]
+        assert [(d["shoe_no"], d["deck_id"], d["reconciled"]) for d in loaded] == [(shoe_no, DECK_ID, "hello")]
+        asked = [d for d in events if d["type"] == "cards_requested"]
+        assert [(d["shoe_no"], d["from_index"], d["dealt"]) for d in asked] == [(shoe_no, 1, 3)]
         commands = [e.data() for e in j.entries(("command",))]
     assert [d for d in commands if d["type"] == "command_reply" and d["command"] == "NEW_SHOE"
             and d["status"] == 1 and d["detail"] == 1]
