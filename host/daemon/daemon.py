@@ -795,18 +795,25 @@ class Daemon:
 
     def check_loading(self) -> None:
         """A NEW_SHOE the shoe has not answered for `stall_limit_ns`, with the port open, fails
-        (the shoe refuses to take one while cards of its session wait to be framed, SPEC 5)."""
+        (the shoe takes none while cards of its session wait to be framed, SPEC 5); so does one
+        refused "bad state" whose shoe has not become free (no HEARTBEAT) for as long."""
         limit = self.stall_limit_ns()
         now = time.monotonic_ns()
-        late = [(shoe, self._loading.get(shoe)) for shoe, since in list(self._loading_since.items())
-                if now - since > limit and shoe not in self._reload]
-        for shoe, loading in late:
+        late = [(shoe, since) for shoe, since in list(self._loading_since.items()) if now - since > limit]
+        for shoe, since in late:
+            loading = self._loading.get(shoe)
             if loading is None or not self.link_up:
                 continue
-            seconds = (now - self._loading_since.get(shoe, now)) / 1e9
-            self._load_failed(shoe, loading[0], loading[1], "unanswered",
-                              f"NEW_SHOE {loading[0]} (deck {loading[1]}) not answered by shoe {shoe} for "
-                              f"{seconds:.1f} s: the shoe is not loaded; see its faults and link, then load again")
+            seconds = (now - since) / 1e9
+            if shoe in self._reload:
+                self._load_failed(shoe, loading[0], loading[1], "bad_state",
+                                  f"NEW_SHOE {loading[0]} (deck {loading[1]}) refused by shoe {shoe} (bad state: busy "
+                                  f"with its session) and the shoe not free for {seconds:.1f} s: the shoe is not "
+                                  "loaded; load again once it is")
+            else:
+                self._load_failed(shoe, loading[0], loading[1], "unanswered",
+                                  f"NEW_SHOE {loading[0]} (deck {loading[1]}) not answered by shoe {shoe} for "
+                                  f"{seconds:.1f} s: the shoe is not loaded; see its faults and link, then load again")
 
     def clear(self, integrity_mask: int, fault_mask: int, shoe: int | None = None) -> None:
         """A supervisor's CLEAR of integrity bits and faults on the shoe."""

@@ -107,6 +107,18 @@ def test_a_load_the_shoe_keeps_refusing_is_an_alarm_until_a_load_succeeds(make_t
     assert _alarms(table, "shoe_load") == []
 
 
+def test_a_load_refused_by_a_shoe_that_never_becomes_free_is_an_alarm(make_table) -> None:  # type: ignore[no-untyped-def]
+    # Refused "bad state", the load waits for the shoe's HEARTBEAT (its outbox empty) to be sent
+    # again; a shoe that never sends one is not waited for in silence.
+    table: Table = make_table(TCP, 7, link=FAST)
+    table.power_on_and_load()
+    table.shoe.busy = True
+    r = table.client.post("/shoe/load", json={"deck_id": DECK_ID + 1})
+    assert r.status_code == 202
+    (alarm,) = wait_for(lambda: _alarms(table, "shoe_load"), 30, what="the alarm")
+    assert alarm["reason"] == "bad_state" and "not free" in alarm["message"]
+
+
 def test_a_load_the_shoe_never_answers_is_an_alarm(make_table) -> None:  # type: ignore[no-untyped-def]
     table: Table = make_table(TCP, 7, link=FAST)
     table.power_on_and_load()
