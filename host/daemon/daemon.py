@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import secrets
 import sqlite3
 import threading
 import time
