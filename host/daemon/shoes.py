@@ -18,6 +18,10 @@ with no session took up whatever session the shoe was in, and so placed into its
 cards another journal had already placed (and paid; issue 20, the ACK-suppression replay).
 The one sanctioned passage of a session between journals is an explicit handover (issue 25).
 
+Under issue 20's rules (`TableSetup.plays_out_voids`) a card for a round already void is
+recorded in it as a card after the void (dealt into no hand) and a key for it is not applied:
+`card_after_void` / `key_after_void`, each referred (6.1).
+
 A shoe's cards are placed by their `(shoe_no, index)` in index order: a card resent after
 a shoe reboot (CARDS_FROM) is placed once, and a card that arrives ahead of a missing one
 waits for it (the core asks for the missing ones with a `cards_requested` event, which the
@@ -26,7 +30,7 @@ live daemon turns into a CARDS_FROM command).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from cardshoe import rounds
@@ -136,9 +140,10 @@ class ShoeFrames:
             return Applied(tuple(self._hello(shoe, session, msg, time_ms)))
         if mtype in ("CARD", "UNREAD"):
             return Applied(tuple(self._card(shoe, session, msg, time_ms)))
-        if mtype == "KEY" and not session.ours():
+        owns = self.setup.owns_sessions
+        if owns and mtype == "KEY" and not session.ours():
             return Applied(tuple(self._foreign_key(shoe, session, msg, time_ms)))
-        if mtype == "DECK_STATUS" and int(msg["shoe_no"]) != session.shoe_no and not (
+        if owns and mtype == "DECK_STATUS" and int(msg["shoe_no"]) != session.shoe_no and not (
                 int(msg["shoe_no"]) and int(msg["shoe_no"]) == session.loading[0]):
             return Applied(tuple(self._foreign_deck_status(shoe, session, msg, time_ms)))
         if mtype in ("KEY", "DECK_STATUS") and not (mtype == "DECK_STATUS" and msg["reason"] == 1):
@@ -177,6 +182,8 @@ class ShoeFrames:
         shoe_no, dealt = int(msg["shoe_no"]), int(msg["dealt"])
         if shoe_no == 0:
             return out
+        if shoe_no != session.shoe_no and not self.setup.owns_sessions:
+            return out + self._adopted_from_hello(shoe, session, msg, time_ms)
         if shoe_no != session.shoe_no:
             if (shoe_no, int(msg["deck_id"])) == session.loading:
                 # The session of this journal's NEW_SHOE, whose REPLY was lost across a shoe
@@ -256,6 +263,11 @@ class ShoeFrames:
     def _card(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         shoe_no, index = int(msg["shoe_no"]), int(msg["index"])
         out: list[Derived] = []
+        if not self.setup.owns_sessions and (session.shoe_no == 0 or shoe_no != session.shoe_no):
+            adopted = self._adopted_from_card(shoe, session, msg)
+            if shoe_no != session.shoe_no:
+                return adopted
+            out += adopted
         if shoe_no != session.shoe_no and shoe_no == session.loading[0]:
             # The first frame of this journal's NEW_SHOE session (its REPLY and loaded status
             # were answered to an earlier run of the daemon): it starts here.
@@ -314,7 +326,32 @@ class ShoeFrames:
         head = [] if mismatch is None else [event(self._round_id(), mismatch.pop("type"), **mismatch)]
         if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
             return head + [self._card_outside_round(shoe, op)]
+        if self.setup.plays_out_voids and self.current.void is not None:
+            # A card for a round already void is recorded in it, dealt into no hand (reading 76).
+            op = replace(op, after_void=True)
         return head + list(self._do(self.current, op, source="shoe").derived)
+
+    def _key_after_void(self, shoe: int, round_: Round, key: int, msg: Mapping[str, Any],
+                        time_ms: int) -> Derived:
+        """The deal-complete or exposure key pressed for a round already void (issue 20 item 2):
+        there is no deal left to count or card to expose in it (every wager is returned), so
+        the press is recorded against the round and referred to the shift manager (6.1), with
+        the shoe's place in the deck as evidence (an exposed card may be the next one out)."""
+        void = round_.void
+        assert void is not None
+        name = KEY_NAMES[key]
+        session = self.shoes.get(shoe)
+        shoe_no = session.shoe_no if session is not None else 0
+        next_index = session.next_index if session is not None and session.shoe_no else None
+        evidence = {"key": key, "key_name": name, "shoe_ms": msg["t_ms"], "time_ms": time_ms, "shoe_no": shoe_no,
+                    "next_index": next_index}
+        return event(round_.round_id, "key_after_void", shoe=shoe, key=key, key_name=name, shoe_no=shoe_no,
+                     rule="6.1", rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                     void_rules=list(void.rules),
+                     detail=f"the shoe's {name} key was pressed after round {round_.round_id} was void "
+                            f"({', '.join(void.rules)}); nothing is counted or exposed in a void round: referred "
+                            "to the shift manager",
+                     evidence=[evidence])
 
     def _card_outside_round(self, shoe: int, card: ShoeCard) -> Derived:
         """A card out of the shoe while no round is in play: before the first round, or after
@@ -421,6 +458,9 @@ class ShoeFrames:
         out = [event(rid, "shoe_key", shoe=shoe, key=key, shoe_ms=msg["t_ms"])]
         if key not in KEY_NAMES:
             return out
+        if self.setup.plays_out_voids and self.current is not None and self.current.void is not None \
+                and self.current.status is not rounds.RoundStatus.SETTLED:
+            return out + [self._key_after_void(shoe, self.current, key, msg, time_ms)]
         if self.current is None or self.current.status in (rounds.RoundStatus.SETTLED, rounds.RoundStatus.BETTING):
             # No round has a card out: nothing for the key to count or expose in a round.
             return out + [self._key_outside_round(shoe, key, msg, time_ms)]
@@ -437,7 +477,10 @@ class ShoeFrames:
                      dealt=msg["dealt"], remaining=msg["remaining"], integrity=msg["integrity"],
                      duplicates=msg["duplicates"], foreign=msg["foreign"], unread=msg["unread"],
                      missing=msg["missing"])]
-        if int(msg["shoe_no"]) != session.shoe_no:
+        if not self.setup.owns_sessions:
+            if msg["reason"] == 1 and int(msg["shoe_no"]) != session.shoe_no:
+                out += self._adopted_from_status(shoe, session, msg, time_ms)
+        elif int(msg["shoe_no"]) != session.shoe_no:
             # The loaded status of this journal's NEW_SHOE session (only that one gets here,
             # see `_apply_frame`), its REPLY answered to an earlier run of the daemon. One
             # naming the session in use is no new start: the firmware frames this status after
@@ -510,7 +553,7 @@ class ShoeFrames:
     def _foreign_session(self, shoe: int, session: ShoeSession, shoe_no: int, time_ms: int, *, seen_in: str,
                          evidence: Mapping[str, Any]) -> list[Derived]:
         """The shoe's stream names session `shoe_no`, which this journal did not start: the
-        referral (6.1; docs/rule-readings.md 74) the first time, and the session's cards are placed
+        referral (6.1; docs/rule-readings.md 77) the first time, and the session's cards are placed
         nowhere from now on. (A session this journal started and has since replaced is no
         exception, and cannot come: the shoe frames a session's cards before it takes the next
         NEW_SHOE, and the host takes frames in order.)"""
@@ -579,3 +622,50 @@ class ShoeFrames:
                                            evidence={"shoe_no": msg["shoe_no"], "deck_id": msg["deck_id"],
                                                      "reason": msg["reason"], "dealt": msg["dealt"],
                                                      "integrity": msg["integrity"]})
+
+    # -- the rules before issue 20 item 3 (`TableSetup.owns_sessions` false) -----------------
+    # Kept so that a journal written by an older daemon replays as it was written (its setup
+    # has a `core_version` below 3); a daemon started on it journals its own setup, and from
+    # then on only the journal's own sessions are dealt.
+    def _adopted_from_hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any],
+                            time_ms: int) -> list[Derived]:
+        """Before issue 20: a HELLO of another session was adopted when the journal had no
+        session or no card of it, and else was a mismatch."""
+        shoe_no, dealt = int(msg["shoe_no"]), int(msg["dealt"])
+        if session.shoe_no != 0 and session.next_index != 1:
+            return [event(self._round_id(), "shoe_session_mismatch", shoe=shoe, shoe_no=shoe_no,
+                          expected_shoe_no=session.shoe_no, rule="6.1")]
+        out = self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                 f"shoe {shoe} is in another session ({shoe_no})")
+        self._end_session(session)
+        session.shoe_no, session.deck_id = shoe_no, int(msg["deck_id"])
+        session.next_index, session.pending, session.known_dealt = dealt + 1, {}, dealt
+        session.forget_other_sessions()
+        return out + [event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
+                            next_index=dealt + 1)]
+
+    def _adopted_from_card(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any]) -> list[Derived]:
+        """Before issue 20: a card with no session in the journal started one there; a card of
+        another session was `card_from_other_session`."""
+        shoe_no, index = int(msg["shoe_no"]), int(msg["index"])
+        out: list[Derived] = []
+        if session.shoe_no == 0:
+            session.shoe_no, session.next_index, session.pending, session.known_dealt = shoe_no, index, {}, index
+            session.forget_other_sessions()
+            out.append(event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
+                             next_index=index))
+        if shoe_no != session.shoe_no:
+            return [event(self._round_id(), "card_from_other_session", shoe=shoe, shoe_no=shoe_no,
+                          index=index, expected_shoe_no=session.shoe_no, rule="6.1")]
+        return out
+
+    def _adopted_from_status(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any],
+                             time_ms: int) -> list[Derived]:
+        """Before issue 20: a loaded DECK_STATUS of any other session switched to it."""
+        out = self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                 f"shoe {shoe} was loaded with shoe {msg['shoe_no']}")
+        self._end_session(session)
+        session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
+        session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+        session.forget_other_sessions()
+        return out

@@ -23,12 +23,14 @@ T0 = 1_700_000_000_000_000_000
 SHOE = 1
 DECK = 7
 HANDS = ["Ah", "Kh", "Qh", "2c", "7d", "9s"]  # seat 1, then the dealer (3.7)
+LIMITS = (("ante", 100, 100_000), ("pair_plus", 100, 100_000), ("play", 100, 100_000))
+LIMITS_JSON = {w: {"min": lo, "max": hi} for w, lo, hi in LIMITS}
 
 
 class Feeder:
     def __init__(self, scope: str | None = None) -> None:
         scoped = {} if scope is None else {"round_scope": scope}
-        self.core = TableCore(TableSetup(name="T", game=TCP, seats=7, **scoped))
+        self.core = TableCore(TableSetup(name="T", game=TCP, seats=7, limits=LIMITS, **scoped))
         self.t = T0
 
     def tick(self) -> int:
@@ -192,3 +194,24 @@ def test_round_ids_carry_the_journals_scope_and_an_old_journal_keeps_its_ids() -
         refused = t.input({"action": "setup", "name": "T9", "game": TCP, "seats": 7, "dealing": "automated",
                            "method": None, "limits": {}, "jackpot_reset": None, "round_scope": bad})
         assert refused.refused is not None and "round_scope" in str(refused.refused), bad
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_journal_written_before_sessions_were_owned_replays_its_adoption_as_written(version: int) -> None:
+    """A setup of `core_version` below 3 (journaled by an older daemon) is played by the rules
+    of that time: a session met in a HELLO or a card was adopted, so its replay reproduces what
+    that daemon journaled (docs/api.md, "The journal and replay")."""
+    t = Feeder()
+    done = t.input({"action": "setup", "name": "T", "game": TCP, "seats": 7, "dealing": "automated", "method": None,
+                    "limits": LIMITS_JSON, "jackpot_reset": None,
+                    **({"core_version": version} if version > 1 else {})})
+    assert done.refused is None and not t.core.setup.owns_sessions
+    rid = t.dealing_round()
+    assert types(t.hello(41, 2)) == ["shoe_hello", "shoe_session_adopted"]
+    assert "card_placed" in types(t.card(41, 3, HANDS[0]))
+    assert types(t.card(42, 1, HANDS[1])) == ["card_from_other_session"]
+    assert list(t.core.rounds[rid].placements) == [3]
+    # The next start journals a setup of this version: from there on, sessions are owned.
+    t.input({"action": "setup", "name": "T", "game": TCP, "seats": 7, "dealing": "automated", "method": None,
+             "limits": LIMITS_JSON, "jackpot_reset": None, "core_version": 3})
+    assert types(t.hello(43, 0, boot=2)) == ["shoe_hello", "shoe_session_foreign"]
