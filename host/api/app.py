@@ -41,8 +41,8 @@ from .page import mount_page
 from .pitview import hand_classes, hidden_texts_of, public_of, scrub
 
 # Path parameters are bounded too: a refused request's round id and wager name are journaled.
-RoundId = Annotated[str, Path(min_length=1, max_length=64, description='the round, e.g. "T07-000001"',
-                              examples=["T1-000001"])]
+RoundId = Annotated[str, Path(min_length=1, max_length=64, description='the round, e.g. "T07-3f9c0a1b-000001"',
+                              examples=["T07-3f9c0a1b-000001"])]
 SeatPath = Annotated[int, Path(ge=1, le=7, description="playing position, 1..7 from the dealer's left")]
 WagerPath = Annotated[m.Wager, Path(description="the wager")]
 

@@ -221,6 +221,8 @@ def run(n_tables: int, seconds: float, card_ms: float, cut_s: float, restart: bo
             setup = TableSetup(name, GAME, 7, limits=limits, jackpot_reset=RESET)
             service = TableService(TableCore(setup), journal, EventBus())
             service.submit_input({"action": "setup", **setup.to_json()})
+            # The table's own shoe session (a journal places only the sessions it started).
+            service.submit_input({"action": "shoe_loaded", "shoe": 1, "shoe_no": 1, "deck_id": 7})
             client = FloorClient(relay.url, TOKEN, name, "mega", GAME, timeout_s=5.0)
             client.high_water()  # online before the first wager
             tables_ms: list[float] = []

@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="write a round's signed evidence file")
     ex.add_argument("--journal", type=Path, required=True, help="the table's journal (SQLite)")
-    ex.add_argument("--round", required=True, help="the round id, e.g. T07-000123")
+    ex.add_argument("--round", required=True, help="the round id, e.g. T07-3f9c0a1b-000123")
     ex.add_argument("--out", type=Path, help="the file to write (default: standard output)")
     ex.add_argument("--table-key", type=Path, help="the table's signing key (default: <journal stem>.table-key)")
     ve = sub.add_parser("verify", help="check an evidence file offline")

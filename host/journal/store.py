@@ -284,6 +284,7 @@ class Journal:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.executescript(_SCHEMA)
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        created = row is None
         if row is None:
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         elif str(row[0]) != str(SCHEMA_VERSION):
@@ -294,6 +295,12 @@ class Journal:
             import secrets
 
             conn.execute("INSERT INTO meta (key, value) VALUES ('journal_id', ?)", (secrets.token_hex(6),))
+        if created:
+            # Fixed at creation: the scope of this journal's round ids (`{table}-{scope}-{n}`),
+            # unique across the table's journals. A journal made before it has none and keeps
+            # its ids (`{table}-{n}`), so its replay gives the ids it gave.
+            journal_id = str(conn.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone()[0])
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('round_scope', ?)", (journal_id[:8],))
         return conn
 
     def _run(self, ready: Future[None]) -> None:
@@ -448,6 +455,32 @@ class Journal:
                 (key, str(value)),
             )
             return value
+
+        return self.write(bump)
+
+    def shoe_no(self, low: int, high: int, avoid: frozenset[int] = frozenset()) -> int:
+        """The next shoe session number of this journal: its base plus its counter, both kept in
+        `meta`. The base is drawn once, at random from [low, high), the first time a journal
+        numbers a session; so numbers are unique across a table's journals (but for a chance of
+        about the number of sessions in 2^32) and never restart at 1 in a new journal. A number
+        in `avoid` (the session the shoe reports as its current one) is skipped."""
+        import secrets
+
+        def bump(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'shoe_no_base'").fetchone()
+            base = int(row[0]) if row else low + secrets.randbelow(high - low)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'counter:shoe_no'").fetchone()
+            count = int(row[0]) if row else 0
+            while True:
+                count += 1
+                if base + count > 0xFFFFFFFF:
+                    raise JournalError("journal: the shoe session numbers of this journal are used up")
+                if base + count not in avoid:
+                    break
+            conn.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [("shoe_no_base", str(base)), ("counter:shoe_no", str(count))])
+            return base + count
 
         return self.write(bump)
 

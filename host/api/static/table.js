@@ -177,6 +177,9 @@ const KNOWN_TYPES = [
   "maintenance_requested", "command_reply", "window_adopted", "silent_shoe", "shoe_silent", "shoe_silent_cleared", "shoe_version_mismatch", "alarm",
   "shoe_crash", "shoe_crash_loop", "shoe_crash_loop_cleared", "command_abandoned",
   "port_unavailable", "shoe_deck_status", "consistency", "card_after_void", "key_after_void", "input_refused",
+  // Alarms of the seams (issue 20): the page redraws /status's alarms when one is raised or cleared.
+  "ack_path", "ack_path_cleared", "shoe_loading", "shoe_load_failed", "shoe_session_foreign",
+  "card_from_foreign_session", "key_from_foreign_session",
 ];
 
 function onEvent(ev) {
@@ -239,7 +242,8 @@ function drawStatus(s) {
   $("game").textContent = `${s.game}, ${s.seats} seats`;
   $("link").textContent = s.link_up ? `up (${s.port})` : `DOWN (${s.port})`;
   $("link").className = s.link_up ? "" : "bad";
-  // The daemon's alarms (a silent shoe, the port), each with its message.
+  // The daemon's alarms (the port, a silent shoe, the ACK path, a failed load, a shoe in another
+  // journal's session, the shuffle), each with its message.
   const alarms = (Array.isArray(s.alarms) ? s.alarms : []).map((a) => a.message || a.type || JSON.stringify(a));
   if (s.journal_failed) alarms.push(`journal failed: ${s.journal_failed}`);
   // A linked table whose floor is away says so: progressive wagers are refused meanwhile.
