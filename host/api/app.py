@@ -131,8 +131,9 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
     app = FastAPI(
         title="cardshoe table API",
         version="1",
-        # /docs is served from the installed fastapi-offline package's files, not a CDN (page.py).
-        docs_url=None, redoc_url=None,
+        # /docs is served from the installed fastapi-offline package's files, not a CDN, and it
+        # and /openapi.json need a token like every endpoint (page.py; docs/api.md).
+        docs_url=None, redoc_url=None, openapi_url=None,
         description="The table controller's interface to the cardshoe daemon: rounds, wagers, decisions, "
                     "irregularities, settlement, and the event stream. Every call needs the table's bearer token.",
     )

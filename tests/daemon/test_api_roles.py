@@ -181,3 +181,24 @@ def test_role_token_files_from_the_table_file(tmp_path: Path) -> None:
     toml.write_text('[roles]\npitboss = "/x"\n')
     with pytest.raises(ConfigError, match="roles.pitboss"):
         load_toml(toml)
+
+
+def test_only_the_sign_in_page_and_static_files_are_served_without_a_token(make_table) -> None:  # type: ignore[no-untyped-def]
+    # Issue 20 item 8: the description and its page are the API's, and need a token (or a
+    # signed-in session) like every endpoint (docs/api.md, "Authentication and roles").
+    table: Table = make_table(TCP, 7)
+    app = create_app(table.daemon, TOKEN, role_tokens={SUP: ["supervisor"]})
+    anonymous = TestClient(app)
+    for path in ("/openapi.json", "/docs", "/status", "/rounds", "/events"):
+        r = anonymous.get(path)
+        assert r.status_code == 401 and r.json()["detail"]["error"] == "Unauthorized", (path, r.status_code)
+    for path in ("/table", "/static/page/table.js", "/static/page/table.css", "/static/swagger/swagger-ui.css",
+                 "/session"):
+        assert anonymous.get(path).status_code == 200, path
+    assert anonymous.get("/", follow_redirects=False).headers["location"] == "/table"
+    pit = TestClient(app, headers={"Authorization": f"Bearer {SUP}"})
+    assert pit.get("/openapi.json").json()["info"]["title"] == "cardshoe table API"
+    assert "swagger-ui-bundle.js" in pit.get("/docs").text
+    browser = TestClient(app)  # a browser signed in at /table reads /docs with its cookie
+    assert browser.post("/session", json={"token": SUP}).status_code == 200
+    assert browser.get("/docs").status_code == 200 and browser.get("/openapi.json").status_code == 200
