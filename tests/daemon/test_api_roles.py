@@ -107,9 +107,10 @@ def test_stud_up_card_is_public_in_the_pit_view(make_table) -> None:  # type: ig
 
 def test_pit_view_hides_burns_and_shows_exposed_cards() -> None:
     # A pure check of the pit view on a round as the engine's snapshot has it (codes; the
-    # API turns them into text after the pit view): the burn card (a code
-    # in `burns`) stays face down; the card exposed at the table (5.4/6.1) is public.
-    from cardshoe.api.pitview import hidden_texts_of, public_of, scrub
+    # API turns them into text after the pit view): the burn card (a code in `burns`) stays
+    # face down, settled or not (MTCP/XT 3.7: burned into the discard holder, never turned;
+    # reading 76); the card exposed at the table (5.4/6.1) is public; once settled, the hands.
+    from cardshoe.api.pitview import pit_round, public_of
 
     ah, kd, two = parse_card("Ah"), parse_card("Kd"), parse_card("2c")
     snap = {"status": "dealing", "void": None,
@@ -119,14 +120,18 @@ def test_pit_view_hides_burns_and_shows_exposed_cards() -> None:
                       "3": {"index": 3, "code": two, "reader_id": "z"}},
             "burns": [ah], "hands": {"seat 1": [kd, two]},
             "exposures": [{"place": {"kind": "seat", "seat": 1, "number": 2}, "shoe_index": None}],
-            "irregularities": [{"detail": "Ah burned, Kd at seat 1", "evidence": [{"index": 1, "code": ah}]}]}
-    public = public_of(snap, set())
-    pit = scrub(snap, public, hidden_texts=hidden_texts_of(snap, public))
+            "irregularities": [{"detail": "Ah burned, Kd at seat 1, 2c exposed",
+                                "evidence": [{"index": 1, "code": ah}]}]}
+    pit = pit_round(snap, public_of(snap, set()))
     assert pit["burns"] == [None] and pit["hands"] == {"seat 1": [None, two]}
-    assert [pit["cards"][k]["code"] for k in "123"] == [None, None, two]
-    assert pit["irregularities"][0] == {"detail": "?? burned, ?? at seat 1", "evidence": [{"index": 1, "code": None}]}
+    assert [pit["cards"][k].get("code") for k in "123"] == [None, None, two]
+    assert [pit["cards"][k].get("reader_id") for k in "123"] == [None, None, "z"]
+    assert pit["irregularities"][0] == {"detail": "?? burned, ?? at seat 1, 2c exposed",
+                                        "evidence": [{"index": 1, "code": None}]}
     snap["status"] = "settled"
-    assert scrub(snap, public_of(snap, set())) == snap
+    pit = pit_round(snap, public_of(snap, set()))
+    assert pit["burns"] == [None] and pit["hands"] == {"seat 1": [kd, two]}
+    assert pit["irregularities"][0]["detail"] == "?? burned, Kd at seat 1, 2c exposed"
 
 
 def test_session_cookie_and_csrf(make_table) -> None:  # type: ignore[no-untyped-def]
