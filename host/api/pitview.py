@@ -363,7 +363,8 @@ EVENTS: dict[str, dict[str, Rule]] = {
 def pit_body(body: Mapping[str, Any], public: Public) -> dict[str, Any]:
     """An event body (journaled, with its `type`), an alarm or a settlement entry as the pit
     sees it: each field by its kind's rule in `EVENTS`, the fields no rule names left out and
-    named in `withheld` (a kind not listed keeps only its `type`)."""
+    named in `withheld` (a kind not listed keeps only its `type`): `withheld` names what this
+    version of the pit view does not know, never a face-down card's field."""
     kind = str(body.get("type"))
     rules = EVENTS.get(kind, {})
     out: dict[str, Any] = {}
@@ -381,9 +382,7 @@ def pit_body(body: Mapping[str, Any], public: Public) -> dict[str, Any]:
             out[name] = scrub({name: value}, public, body.get("shoe_no"))[name]
         else:
             shown = rule(value, body, public)
-            if shown is _DROP:
-                withheld.append(name)
-            else:
+            if shown is not _DROP:  # a face-down card's reader ID: not sent (as in a round's cards)
                 out[name] = scrub(shown, public, body.get("shoe_no"))
     if withheld:
         out[WITHHELD] = sorted(withheld)

@@ -523,6 +523,10 @@ def test_the_pit_reads_no_face_down_card_on_the_stream_from_the_journal(played: 
                  for leak in leaks(e["data"]["data"], hidden_for(e["data"]["round_id"], played),
                                    f"{who} {e['event']} #{e['id']}")]
         assert found == [], "\n".join(found[:40])
+        # Every field of every kind made is one the pit view knows how to show (a new field
+        # would be withheld: face down, but the pit would miss it; say how it is shown).
+        unknown = {(e["event"], f) for e in events for f in e["data"]["data"].get("withheld", [])}
+        assert not unknown, sorted(unknown)
         streamed_kinds |= {e["event"] for e in events}
     # Public faces still show: round 2 was settled, so its hands were turned (TCP 3.10).
     r2 = [rid for rid, how in played.rounds.items() if how == "settled"][0]
@@ -560,11 +564,12 @@ def test_rounds_list_and_status_show_the_pit_no_face_down_card(played: Played) -
     for who, (client, query) in _pit_clients(app).items():
         for rid in played.rounds:
             snap = client.get(f"/rounds/{rid}" + (f"?{query}" if query else "")).json()
-            assert snap["view"] == "pit"
+            assert snap["view"] == "pit" and "withheld" not in snap, snap.get("withheld")
             assert leaks(snap, hidden_for(rid, played), f"{who} /rounds/{rid}") == []
         listing = client.get("/rounds" + (f"?{query}" if query else "")).json()
         assert leaks(listing, hidden_for(None, played), f"{who} /rounds") == []
         status = client.get("/status" + (f"?{query}" if query else "")).json()
+        assert not [a for a in status["alarms"] if "withheld" in a], status["alarms"]
         assert leaks(status, hidden_for(status["current_round"], played), f"{who} /status") == []
     for status in played.readers["status"]:  # read while the shoe was silent and its port gone
         assert {"shoe_silent", "port_unavailable", "shuffle"} <= {a["type"] for a in status["alarms"]}
@@ -624,4 +629,29 @@ def test_a_kind_or_field_the_pit_view_does_not_know_is_withheld() -> None:
                       "place": {"kind": "seat", "seat": 1, "number": 1}, "public": False, "shoe_ms": 1,
                       "peeked": 51}, NOTHING)
     assert shown["card"] is None and "reader_id" not in shown and "peeked" not in shown
-    assert shown["withheld"] == ["peeked", "reader_id"]
+    assert shown["withheld"] == ["peeked"]
+
+
+def test_every_journaled_kind_through_the_pit_views_filter(played: Played) -> None:
+    # The kinds the stream does not carry (a command's reply, a frame held, the floor's) are
+    # read by the pit only inside an evidence file; each goes through the same filter.
+    from cardshoe.api.pitview import NOTHING, pit_body, public_of
+
+    table = played.tables[0]
+    found: list[str] = []
+    kinds: set[str] = set()
+    with journal(table) as j:
+        entries = [e for e in j.entries() if e.kind not in ("frame", "input", "checkpoint")]
+    for e in entries:
+        body = e.data()
+        if not isinstance(body, dict) or "type" not in body:
+            continue
+        public = NOTHING
+        if e.round_id is not None:
+            public = public_of(table.daemon.control.round_snapshot(e.round_id), set())  # type: ignore[union-attr]
+        shown = pit_body(body, public)
+        assert "withheld" not in shown, (body["type"], shown["withheld"])
+        found += leaks(shown, hidden_for(e.round_id, played), f"{e.kind} {body['type']} #{e.id}")
+        kinds.add(body["type"])
+    assert found == [], "\n".join(found[:40])
+    assert {"command_reply", "frame_held", "new_shoe", "command_abandoned", "daemon_stopped"} <= kinds
