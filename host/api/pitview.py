@@ -87,7 +87,7 @@ NOTHING = Public(None, frozenset(), frozenset(), frozenset())
 
 
 def _place_key(place: Any) -> tuple[Any, Any, Any] | None:
-    if not isinstance(place, Mapping):
+    if not isinstance(place, dict):
         return None
     return place.get("kind"), place.get("seat"), place.get("number")
 
@@ -96,11 +96,11 @@ def public_of(snapshot: Mapping[str, Any], face_up_places: set[tuple[str, int, i
     """What is public of the round `snapshot` (the engine's snapshot, as `GET /rounds/{id}`
     has it before cards become text), given the places its procedure deals face up as
     (kind, seat, number)."""
-    placements = {int(k): p for k, p in (snapshot.get("placements") or {}).items() if isinstance(p, Mapping)}
+    placements = {int(k): p for k, p in (snapshot.get("placements") or {}).items() if isinstance(p, dict)}
     by_place = {_place_key(p): k for k, p in placements.items()}
     indices = {k for k, p in placements.items() if _place_key(p) in face_up_places}
     for exposure in snapshot.get("exposures") or []:  # seen at the table (5.4, 6.1)
-        if not isinstance(exposure, Mapping):
+        if not isinstance(exposure, dict):
             continue
         if isinstance(exposure.get("shoe_index"), int):
             indices.add(exposure["shoe_index"])
@@ -110,7 +110,7 @@ def public_of(snapshot: Mapping[str, Any], face_up_places: set[tuple[str, int, i
     if snapshot.get("status") == "settled" and snapshot.get("void") is None:
         # The hands are turned to settle them; burns and the security card are not.
         indices |= {k for k, p in placements.items() if p.get("kind") in _TURNED_AT_SETTLEMENT}
-    cards = {int(k): c for k, c in (snapshot.get("cards") or {}).items() if isinstance(c, Mapping)}
+    cards = {int(k): c for k, c in (snapshot.get("cards") or {}).items() if isinstance(c, dict)}
     codes = {c["code"] for k, c in cards.items() if k in indices and isinstance(c.get("code"), int)}
     readers = {str(c["reader_id"]) for k, c in cards.items() if k in indices and c.get("reader_id")}
     hidden = {str(c["reader_id"]) for k, c in cards.items() if k not in indices and c.get("reader_id")}
@@ -161,7 +161,7 @@ def scrub(value: Any, public: Public, shoe_no: Any = None) -> Any:
     `index` keeps its `code`/`card` and reader ID only if that index is public (a record
     without one: only if the code is a public card's); a list of cards keeps the public ones;
     card texts, and the reader IDs of the round's face-down cards, are masked (`_text`)."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         record_shoe = value.get("shoe_no", shoe_no)
         index = value.get("index")
         has_index = isinstance(index, int) and not isinstance(index, bool)
@@ -175,7 +175,7 @@ def scrub(value: Any, public: Public, shoe_no: Any = None) -> Any:
             elif k in _READER_KEYS:
                 if shown or (not has_index and isinstance(v, str) and v in public.readers):
                     out[k] = v
-            elif k == "hands" and isinstance(v, Mapping):
+            elif k == "hands" and isinstance(v, dict):
                 out[k] = {label: _codes(cards, public) if isinstance(cards, list) else scrub(cards, public, shoe_no)
                           for label, cards in v.items()}
             elif k in _CODE_LIST_KEYS and isinstance(v, list) and not has_index:
@@ -202,7 +202,7 @@ def _plain(value: Any, _body: Mapping[str, Any], public: Public) -> Any:
         return _text(value, public)
     if isinstance(value, list):
         return [_plain(v, _body, public) for v in value]
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return {k: _plain(v, _body, public) for k, v in value.items()}
     return value
 
@@ -225,7 +225,7 @@ def _reader_at_index(value: Any, body: Mapping[str, Any], public: Public) -> Any
 def _record_at_index(value: Any, body: Mapping[str, Any], public: Public) -> Any:
     """A card record without an index of its own, for the card at the event's `index` (the
     card the journal holds there, in a contradiction): as public as that index."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return _deep(value, body, public)
     if public.index(body.get("index"), body.get("shoe_no")):
         return dict(value)
@@ -235,7 +235,7 @@ def _record_at_index(value: Any, body: Mapping[str, Any], public: Public) -> Any
 def _never(value: Any, body: Mapping[str, Any], public: Public) -> Any:
     """A card record that was never shown at the table (a card the shoe claims at an index the
     journal holds another at): its card and reader ID never reach the pit."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return FACE_DOWN
     return {k: (FACE_DOWN if k in _CODE_KEYS else _plain(v, body, public))
             for k, v in value.items() if k not in _READER_KEYS}
@@ -446,19 +446,19 @@ def evidence_face_down(doc: Mapping[str, Any], public: Public) -> list[str]:
     the pit view of them shows. A signed file cannot be shown in part, so the pit gets it only
     when this is empty (docs/api.md, "Evidence")."""
     body = doc.get("evidence")
-    if not isinstance(body, Mapping):
+    if not isinstance(body, dict):
         return ["the file"]
     out: list[str] = []
     for card in body.get("cards") or []:
-        if isinstance(card, Mapping) and not public.index(card.get("index"), card.get("shoe_no")):
+        if isinstance(card, dict) and not public.index(card.get("index"), card.get("shoe_no")):
             out.append(f"card {card.get('index')}")
     for frame in body.get("frames") or []:
-        message = frame.get("message") if isinstance(frame, Mapping) else None
-        if isinstance(message, Mapping) and message.get("type") in ("CARD", "UNREAD") \
+        message = frame.get("message") if isinstance(frame, dict) else None
+        if isinstance(message, dict) and message.get("type") in ("CARD", "UNREAD") \
                 and not public.index(message.get("index"), message.get("shoe_no")):
             out.append(f"frame {frame.get('entry')} (card {message.get('index')})")
     for entry in body.get("journal") or []:
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("body"), Mapping):
+        if not isinstance(entry, dict) or not isinstance(entry.get("body"), dict):
             continue
         data = entry["body"]
         if entry.get("kind") == "frame":
