@@ -66,9 +66,12 @@ def kinds_in_code() -> dict[str, set[str]]:
             nodes = [n for call in nodes if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "record"
                      for arg in call.args for n in ast.walk(arg)]
         for node in nodes:
-            if isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+            if isinstance(node, ast.Call) and len(node.args) >= 2 \
                     and getattr(node.func, "id", getattr(node.func, "attr", None)) == "event":
-                found.setdefault(str(node.args[1].value), set()).add(name)
+                kind = node.args[1]
+                for option in [kind.body, kind.orelse] if isinstance(kind, ast.IfExp) else [kind]:
+                    if isinstance(option, ast.Constant):
+                        found.setdefault(str(option.value), set()).add(name)
             elif isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values):
                     if not (isinstance(key, ast.Constant) and key.value == "type"):
