@@ -6,7 +6,7 @@ event stream (live and backlog), `GET /rounds/{id}`, `/rounds`, `/status` and th
 file (docs/api.md, "The pit view").
 
 **What is public** is decided by the rules, not by what an event happens to carry
-(docs/rule-readings.md 55 and 76): a card the dealing procedure deals face up (Singapore
+(docs/rule-readings.md 55 and 77): a card the dealing procedure deals face up (Singapore
 Stud's dealer up card, 3.7/3.8: `DealingProcedure.public_places`), a card recorded as exposed
 (5.4, 6.1), and, once a round is settled (not void), every card of its hands, turned to settle
 them (TCP 3.10, LIR 3.11, SSP 3.10). A burn card and Xtreme's security card are never turned

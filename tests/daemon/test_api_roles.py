@@ -109,7 +109,7 @@ def test_pit_view_hides_burns_and_shows_exposed_cards() -> None:
     # A pure check of the pit view on a round as the engine's snapshot has it (codes; the
     # API turns them into text after the pit view): the burn card (a code in `burns`) stays
     # face down, settled or not (MTCP/XT 3.7: burned into the discard holder, never turned;
-    # reading 76); the card exposed at the table (5.4/6.1) is public; once settled, the hands.
+    # reading 77); the card exposed at the table (5.4/6.1) is public; once settled, the hands.
     from cardshoe.api.pitview import pit_round, public_of
 
     ah, kd, two = parse_card("Ah"), parse_card("Kd"), parse_card("2c")

@@ -13,7 +13,7 @@ nor lists (with the reason) fails the census test.
 
 The test keeps its own ledger of every card it dealt (value, reader ID, round, place) and
 decides what is public from the rules, not from the code under test (docs/rule-readings.md
-55, 76): TCP 3.7 deals three cards to each wagered seat then three to the dealer, all face
+55, 77): TCP 3.7 deals three cards to each wagered seat then three to the dealer, all face
 down; 3.10 turns the dealer's hand and the players' to settle them, so the cards of a settled
 round are public then; a card exposed at the table (5.4, 6.1) is public; a void round's cards
 are collected unseen (5.1); a card out of the shoe between rounds, a card a shoe claims at an
