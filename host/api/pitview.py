@@ -284,11 +284,14 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "decision_recorded": _kind(_R + "seat choice"),
     "exposure_recorded": _kind(_R + "source place shoe_index during_deal counted"),
     "round_settled": _kind(_R + "void"),
+    # A card out of the shoe for a round already void: recorded in it, dealt into no hand (5.1.1).
+    "card_after_void": _kind(_R + "index shoe_ms void_rules " + _REFERRAL, card=_card_at_index,
+                             reader_id=_reader_at_index, evidence=_deep),
     # -- the table core (cardshoe.daemon.core and its parts) --
     "internal_error": _kind("type action shoe frame " + _REFUSAL),
     "input_refused": _kind("type action op " + _REFUSAL),
     "shoe_input_refused": _kind("type op " + _REFUSAL),
-    "table_setup": _kind("type name game seats dealing method limits jackpot_reset"),
+    "table_setup": _kind("type name game seats dealing method limits jackpot_reset core_version"),
     "jackpot_pool": _kind("type amount"),
     "progressive_selected": _kind("type lucky_seat rules", magic_card=_public_selection),
     "round_opened": _kind("type round_id game dealing method positions"),
@@ -305,6 +308,7 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "card_not_durable": _kind("type shoe shoe_no index"),
     "card_outside_round": _kind("type shoe shoe_no index " + _REFERRAL, evidence=_deep),
     "key_outside_round": _kind("type shoe key key_name shoe_no evidence " + _REFERRAL),
+    "key_after_void": _kind("type shoe key key_name shoe_no void_rules evidence " + _REFERRAL),
     "deck_fault_outside_round": _kind("type shoe shoe_no faults " + _REFERRAL, evidence=_deep),
     "shoe_key": _kind("type shoe key shoe_ms"),
     "deck_status": _kind("type shoe shoe_no reason dealt remaining integrity duplicates foreign unread missing"),

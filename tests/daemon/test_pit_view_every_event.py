@@ -345,6 +345,9 @@ def _play(table: Table, played: Played, app: Any) -> None:
     _claim(table, shoe.state.dealt - 1, code, raw)
     wait_for(lambda: table.round(r1)["void"] is not None, what="round 1 voided")
     rounds[r1] = "void"
+    dealer.deal(r1, "hand")  # a card after the void: recorded in the round, dealt into no hand
+    shoe.key_press(2)  # and the deal-complete key: nothing to count in a void round
+    shoe.wait_acked()
     assert table.client.post(f"/rounds/{r1}/decisions", json={"seat": 5, "choice": "play"}).status_code == 409
 
     # Round 2, played and settled: a card exposed after the deal (6.1, referred and let stand),
