@@ -349,6 +349,15 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "evidence_written": _kind("type round_id reason path sha256 public_key"),
     "evidence_failed": _kind("type round_id error message"),
     "evidence_exported": _kind("type round_id roles via"),
+    # -- who deals, and the shift's hold alarm (issue 23: cardshoe.daemon.staff, cardshoe.report) --
+    "staff_signed_on": _kind("type role staff_id replaced"),
+    "staff_signed_off": _kind("type role staff_id"),
+    "player_seated": _kind("type seat player_id replaced"),
+    "player_left": _kind("type seat player_id"),
+    "round_staff": _kind("type round_id dealer supervisor players"),
+    **{kind: _kind("type group key row direction rounds handle actual theoretical sd z threshold tests "
+                   "alpha_family min_rounds covariance message since_ns")
+       for kind in ("hold_alarm", "hold_alarm_cleared", "hold")},
     # -- the floor (journal kind floor; shown live) --
     "progressive_refused": _kind("type round_id message last_error"),
     "void_refused": _kind("type round_id message error field seq"),
