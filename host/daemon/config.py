@@ -72,6 +72,8 @@ from cardshoe.daemon.core import TableSetup
 
 #: The API's roles (cardshoe.api.auth; docs/api.md, "Roles").
 ROLES = ("controller", "supervisor", "surveillance")
+#: The shortest token the API takes (a guessable token would show every face-down card).
+MIN_TOKEN = 16
 
 GAMES = (
     "three-card-poker",
@@ -310,7 +312,11 @@ def read_token(config: TableConfig) -> str:
     unexposed cards."""
     env = os.environ.get("CARDSHOE_TOKEN")
     if env:
-        return env.strip()
+        token = env.strip()
+        if len(token) < MIN_TOKEN:
+            raise ConfigError(f"CARDSHOE_TOKEN: the token is shorter than {MIN_TOKEN} characters "
+                              f"({len(token)}); the API needs at least {MIN_TOKEN}")
+        return token
     if config.token_file is None:
         raise ConfigError("table.token_file: set it (or $CARDSHOE_TOKEN); the API needs the table's token")
     return read_token_file(config.token_file, "table.token_file")
@@ -325,8 +331,8 @@ def read_token_file(path: Path, where: str) -> str:
         raise ConfigError(f"{where}: cannot read {path}: {exc}") from exc
     if mode & 0o077:
         raise ConfigError(f"{where}: {path} must be readable by its owner only (chmod 600)")
-    if len(text) < 16:
-        raise ConfigError(f"{where}: the token in {path} is shorter than 16 characters")
+    if len(text) < MIN_TOKEN:
+        raise ConfigError(f"{where}: the token in {path} is shorter than {MIN_TOKEN} characters")
     return text
 
 

@@ -9,7 +9,9 @@ when the list is empty. The checks, in order:
   one given, else the one the file names, which is then reported as unchecked provenance);
 - `frame`: every frame's tag, with the shoe's key, and its header and decoded message are
   what the file records (the card values are opened with the same key, SPEC 3.5);
-- `journal`: every frame recorded is the journal entry recorded with the same id;
+- `journal`: every frame recorded is the journal entry recorded with the same id (its bytes,
+  its body, and the shoe, boot, seq and type the entry was written for), and no frame is
+  recorded twice;
 - `cards`: every card of the round is the card its authenticated frame carries;
 - `operations`: every card in the round's operations is backed by an authenticated frame,
   and the operations replay (`cardshoe.rounds.Round.replay`: the game's dealing procedure
@@ -98,6 +100,7 @@ def _verify_frames(body: Mapping[str, Any], keys: KeyLookup) -> tuple[list[Failu
     failures: list[Failure] = []
     cards: dict[tuple[int, int], dict[str, Any]] = {}
     journal = {e.get("id"): e for e in body.get("journal", []) if isinstance(e, Mapping)}
+    journaled: dict[tuple[int, int, int], Any] = {}  # (shoe, boot, seq) -> the first entry recording it
     for f in body.get("frames", []):
         where = f"frame entry {f.get('entry')} (shoe {f.get('shoe')} boot {f.get('boot')} seq {f.get('seq')})"
         serial = f.get("shoe")
@@ -136,6 +139,18 @@ def _verify_frames(body: Mapping[str, Any], keys: KeyLookup) -> tuple[list[Failu
         if entry is None or entry.get("kind") != "frame" or entry.get("raw") != f.get("raw") \
                 or canonical_json(entry.get("body")) != canonical_json(recorded):
             failures.append(Failure("journal", f"{where}: the journal entry recorded with that id is not this frame"))
+        elif (entry.get("shoe"), entry.get("boot"), entry.get("seq"), entry.get("type")) != \
+                (frame.shoe, frame.boot, frame.seq, int(frame.type)):
+            # The entry's own columns name the frame it was written for: bytes and body of
+            # another frame copied into it (the frame list's record with them) are refused.
+            failures.append(Failure("journal", f"{where}: the journal entry recorded with that id was written for "
+                                               f"shoe {entry.get('shoe')} boot {entry.get('boot')} seq "
+                                               f"{entry.get('seq')}, not this frame"))
+        first = journaled.setdefault((frame.shoe, frame.boot, frame.seq), f.get("entry"))
+        if first != f.get("entry"):
+            # The link accepts a (shoe, boot, seq) once (SPEC 3.2): one frame in two entries
+            # is a copy standing in for a frame that was there.
+            failures.append(Failure("journal", f"{where}: the same frame is recorded as journal entry {first} too"))
     return failures, cards
 
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
+from cardshoe.private import open_private, private_dirs, tighten
+
 T = TypeVar("T")
 
 SCHEMA_VERSION = 1
@@ -187,6 +189,10 @@ def _row_entry(row: tuple[Any, ...]) -> Entry:
 _ENTRY_COLUMNS = "id, t_ns, kind, shoe, boot, seq, type, round_id, body, raw"
 
 
+#: The files SQLite keeps beside a journal in WAL mode.
+_SIDE_FILES = ("-wal", "-shm")
+
+
 def lock_path(path: Path) -> Path:
     """The lock file beside a journal: `JOURNAL.lock`, holding who has it open for writing."""
     return Path(f"{path}.lock")
@@ -203,8 +209,8 @@ def lock_journal(path: Path, holder: str = "") -> int:
 
     target = lock_path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        private_dirs(target.parent)
+        fd = open_private(target, os.O_RDWR)  # 0600: the daemon user's alone (SPEC 3.6)
     except OSError as exc:
         raise classify(path, exc) from exc
     try:
@@ -267,9 +273,15 @@ class Journal:
             raise classify(self.path, exc) from exc
 
     def _open_checked(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.path.parent)
         if self.path.exists() and not os.access(self.path, os.W_OK):
             raise JournalReadOnly(f"journal {self.path} is read-only (no write permission)")
+        # The journal is the daemon user's alone, whatever the umask (SPEC 3.6): made 0600
+        # before SQLite opens it, so its -wal and -shm (made with the database's mode) are
+        # too; one left readable by an earlier version is tightened.
+        os.close(open_private(self.path, os.O_RDWR))
+        for part in _SIDE_FILES:
+            tighten(Path(f"{self.path}{part}"))
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
         # A text file, a truncated or corrupt database: refused here, in one line, rather
         # than half-read by the replay that rebuilds the table.
