@@ -291,7 +291,7 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "internal_error": _kind("type action shoe frame " + _REFUSAL),
     "input_refused": _kind("type action op " + _REFUSAL),
     "shoe_input_refused": _kind("type op " + _REFUSAL),
-    "table_setup": _kind("type name game seats dealing method limits jackpot_reset core_version"),
+    "table_setup": _kind("type name game seats dealing method limits jackpot_reset core_version round_scope"),
     "jackpot_pool": _kind("type amount"),
     "progressive_selected": _kind("type lucky_seat rules", magic_card=_public_selection),
     "round_opened": _kind("type round_id game dealing method positions"),
@@ -305,6 +305,13 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "cards_requested": _kind("type shoe shoe_no from_index dealt"),
     "held_frames_released": _kind("type shoe shoe_no frames waits_for_up_to reason rule"),
     "card_from_other_session": _kind("type shoe shoe_no index expected_shoe_no rule"),
+    # A shoe session this journal did not start (issue 20 item 3): its cards were never shown.
+    "shoe_loading": _kind("type shoe shoe_no deck_id"),
+    "shoe_session_foreign": _kind("type shoe shoe_no journal_shoe_no seen_in " + _REFERRAL, evidence=_deep),
+    "card_from_foreign_session": _kind("type shoe shoe_no index journal_shoe_no " + _REFERRAL, evidence=_deep),
+    "key_from_foreign_session": _kind("type shoe key key_name shoe_no journal_shoe_no evidence " + _REFERRAL),
+    # The shoe reset itself after an exception (issue 26): where, what, the command it ran.
+    "shoe_crash": _kind("type shoe boot where error count cmd_type command cmd_epoch cmd_seq text message"),
     "card_not_durable": _kind("type shoe shoe_no index"),
     "card_outside_round": _kind("type shoe shoe_no index " + _REFERRAL, evidence=_deep),
     "key_outside_round": _kind("type shoe key key_name shoe_no evidence " + _REFERRAL),
@@ -340,7 +347,15 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "shoe_silent_cleared": _kind("type shoe silent_since_ns"),
     "window_adopted": _kind("type shoe boot seq"),
     "command_reply": _kind("type command epoch seq sends status detail"),
-    "command_abandoned": _kind("type command epoch seq sends"),
+    "command_abandoned": _kind("type command epoch seq sends reason crashes"),
+    "command_withheld": _kind("type command reason"),
+    **{kind: _kind("type shoe command epoch seq seqs crashes bound shoe_count error where text boot since_ns "
+                   "reason message")
+       for kind in ("shoe_crash_loop", "shoe_crash_loop_cleared")},
+    # The ACK path (issue 20 item 4) and a load that did not load (item 3).
+    "ack_path": _kind("type shoe boot seq resends since_ns message"),
+    "ack_path_cleared": _kind("type shoe boot seq why since_ns"),
+    **{kind: _kind("type shoe shoe_no deck_id reason since_ns message") for kind in ("shoe_load", "shoe_load_failed")},
     "new_shoe": _kind("type shoe_no deck_id parts scheme"),
     "new_shoe_already_loaded": _kind("type shoe_no deck_id"),
     "new_shoe_refused": _kind("type shoe_no deck_id refused"),
@@ -368,6 +383,7 @@ EVENTS: dict[str, dict[str, Rule]] = {
     # -- /status alarms (cardshoe.daemon.daemon.Daemon.current_alarms) --
     "port_unavailable": _kind("type port detail since_ns message"),
     "shuffle": _kind("type shoe shoe_no deck_id round_id rule finding message"),
+    "shoe_session": _kind("type shoe shoe_no journal_shoe_no rule message"),
     # -- the stream's own marker --
     "overflow": _kind("type"),
 }

@@ -109,6 +109,19 @@ NOT_MADE_HERE = {
     "settle_withdrawn": "the floor: tests/floor/test_floor_void_sent.py",
     "settle_refused": "the floor: tests/floor/test_floor_table_e2e.py",
     "floor_mismatch": "the floor: tests/floor/test_floor_table_e2e.py",
+    "card_from_other_session": "a journal written before sessions were owned (core_version 2) replayed: "
+                               "tests/daemon/test_daemon_core_sessions.py",
+    "shoe_session_mismatch": "the same, replayed: tests/daemon/test_daemon_core_sessions.py",
+    "shoe_session": "a /status alarm while the shoe is in another journal's session (read here after it "
+                    "left it): tests/daemon/test_daemon_core_sessions.py, tests/browser/test_table_page.py",
+    "ack_path": "a shoe whose ACKs are dropped (issue 20 item 4): tests/daemon/test_daemon_seams.py",
+    "ack_path_cleared": "the same, the outbox drained: tests/daemon/test_daemon_seams.py",
+    "shoe_load": "a load the shoe refused or never answered: tests/daemon/test_daemon_seams.py",
+    "shoe_load_failed": "the same, journaled: tests/daemon/test_daemon_seams.py",
+    "shoe_crash": "a firmware that raises (issue 26): tests/daemon/test_daemon_crash_loop.py",
+    "shoe_crash_loop": "a command that crashes the shoe twice: tests/daemon/test_daemon_crash_loop.py",
+    "shoe_crash_loop_cleared": "the same, cleared: tests/daemon/test_daemon_crash_loop.py",
+    "command_withheld": "a given-up command the daemon would send on its own: tests/daemon/test_daemon_crash_loop.py",
     "hold_alarm_cleared": "the hold back in band after more rounds (issue 23); its fields are hold_alarm's, made here",
 }
 
@@ -471,7 +484,7 @@ def _play(table: Table, played: Played, app: Any) -> None:
     shoe.power_on()
     shoe.wait_acked()
 
-    # A shoe in a session this journal never loaded, with cards dealt: its HELLO, its card.
+    # A shoe in a session this journal never loaded, with cards dealt: its HELLO, its card, a key.
     saved = (shoe.state.shoe_no, shoe.state.dealt, list(shoe.state.log))
     shoe.power_off()
     shoe.state.shoe_no += 100
@@ -479,6 +492,8 @@ def _play(table: Table, played: Played, app: Any) -> None:
     shoe.wait_acked()
     shoe.deal(DECK[45], raw=b"PVOTHERQ")
     cards.append(Card(DECK[45], b"PVOTHERQ", None, "outside"))
+    shoe.wait_acked()
+    shoe.key_press(2)  # a dealer key while in that session: no round takes it
     shoe.wait_acked()
     shoe.power_off()
     shoe.state.shoe_no, shoe.state.dealt, shoe.state.log = saved[0], saved[1], saved[2]
