@@ -588,7 +588,7 @@ class ShoeFrames:
     def _foreign_session(self, shoe: int, session: ShoeSession, shoe_no: int, time_ms: int, *, seen_in: str,
                          evidence: Mapping[str, Any]) -> list[Derived]:
         """The shoe's stream names session `shoe_no`, which this journal did not start: the
-        referral (6.1; docs/rule-readings.md 77) the first time, and the session's cards are placed
+        referral (6.1; docs/rule-readings.md 78) the first time, and the session's cards are placed
         nowhere from now on. (A session this journal started and has since replaced is no
         exception, and cannot come: the shoe frames a session's cards before it takes the next
         NEW_SHOE, and the host takes frames in order.)"""
