@@ -594,12 +594,17 @@ class FloorStore:
         again = sorted((e for e in entries if e.id <= hwm), key=lambda e: e.id)
         if again:
             held = self._chains(tx, table, [e.id for e in again])
+            lower = head is not None and head[0] < hwm
             for e in again:
                 if held.get(e.id) is not None and e.chain != held[e.id]:
-                    raise JournalRefused("diverged", e.id, f"table {table}: entry {e.id} as sent now differs from the "
-                                         "copy the floor holds (the journal was edited or restored from a backup); "
-                                         "entries are refused until a person looks (docs/floor.md, \"A restored "
-                                         "journal\")")
+                    raise JournalRefused("restored" if lower else "diverged", e.id,
+                                         f"table {table}: entry {e.id} as sent now differs from the copy the floor "
+                                         + (f"holds, and the floor holds entries up to {hwm}: the journal was "
+                                            "restored from a backup" if lower else
+                                            "holds: the journal was edited or restored from a backup")
+                                         + "; its entries are refused and none of its rounds is settled until it is "
+                                           "restarted with `cardshoe run --journal-restored` (docs/floor.md, \"A "
+                                           "restored journal\")")
         # Entries at or below the high-water mark are held already: the index is built once.
         fresh = sorted((e for e in entries if e.id > hwm), key=lambda e: e.id)
         expect = hwm + 1
