@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path as FilePath
@@ -114,6 +115,26 @@ def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler
     (on threads and database connections of their own, so a dealer waiting for a round's pool
     never queues behind the tables' shipping). `link_of(table)` is the link a table may settle on."""
     settle_threads = ThreadPoolExecutor(max_workers=8, thread_name_prefix="floor-settle")
+    # The tables' rounds are rebuilt as their entries arrive (one thread, off every request's
+    # path), so a settlement feeds the table's core only the few entries shipped since.
+    rebuild_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="floor-rebuild")
+    queued: set[str] = set()
+    queued_lock = threading.Lock()
+
+    def advance(stream: str, upto: int) -> None:
+        with queued_lock:
+            queued.discard(stream)
+        try:
+            settler.rebuilder.advance(stream, upto)
+        except Exception:  # noqa: BLE001 - an optimisation: the settlement rebuilds what it needs itself
+            pass
+
+    def schedule_advance(stream: str, upto: int) -> None:
+        with queued_lock:
+            if stream in queued:
+                return
+            queued.add(stream)
+        rebuild_thread.submit(advance, stream, upto)
     app = FastAPI(title="cardshoe floor API", version="2", docs_url=None, redoc_url=None,
                   description="Every table's journal, the linked progressives' pools, their hits, and a search "
                               "over all rounds.")
@@ -188,6 +209,8 @@ def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler
         link = link_of(cred.table or "") or body.link
         head = None if body.head is None else (body.head.id, body.head.chain)
         hwm = store.ingest(table, entries, link=link, game=body.game, head=head)
+        if entries and link is not None:
+            schedule_advance(table, hwm)
         out: dict[str, Any] = {"table": table, "high_water": hwm, "alarms": store.alarms(table, open_only=True)}
         if link is not None:
             try:

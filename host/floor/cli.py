@@ -148,6 +148,11 @@ def main(argv: list[str]) -> int:
     except (ConfigError, PgStartRefused) as exc:
         print(f"cardshoe floor {args.command}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2 if isinstance(exc, ConfigError) else 1
+    except RuntimeError as exc:  # PostgreSQL's programs failed (initdb, pg_ctl): their words, one line
+        if args.command != "pg":
+            raise
+        print(f"cardshoe floor pg {args.action}: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
+        return 1
 
 
 def _audit(args: argparse.Namespace) -> int:

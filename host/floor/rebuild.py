@@ -106,9 +106,7 @@ class Rebuilder:
             if len(page) < PAGE:
                 state.upto = upto  # every entry up to `upto` is held (the caller checked the mark)
 
-    def state(self, stream: str, upto: int) -> StreamCore:
-        """A core fed with `stream`'s entries up to `upto` (cached; a fresh one when the cached
-        one is fed past it). The caller holds the returned state's lock while it uses it."""
+    def _cached(self, stream: str) -> StreamCore:
         with self._lock:
             state = self._cache.get(stream)
             if state is None:
@@ -116,13 +114,37 @@ class Rebuilder:
             self._cache.move_to_end(stream)
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
+        return state
+
+    def advance(self, stream: str, upto: int) -> None:
+        """Feed the cached core of `stream` up to `upto` (entries the floor holds), ahead of the
+        settlement that will need them: called after shipping, off the settlement's path."""
+        state = self._cached(stream)
+        if not state.lock.acquire(blocking=False):
+            return  # a settlement (or another advance) is feeding it
+        try:
+            if state.upto < upto:
+                self._feed(state, stream, upto)
+        finally:
+            state.lock.release()
+
+    def state(self, stream: str, upto: int, round_id: str | None = None) -> StreamCore:
+        """A core fed with `stream`'s entries up to `upto` (cached; the caller holds the returned
+        state's lock while it uses it). A cached core fed past `upto` serves for `round_id` when
+        no frame or input after `upto` touched that round (every change to a round is an input
+        or frame tagged with its id); otherwise the core is rebuilt apart, up to `upto`."""
+        state = self._cached(stream)
         state.lock.acquire()
         if state.upto > upto:
-            # Asked for an earlier point (a round asked again after later entries were fed):
-            # rebuilt apart, the cached one left as it is.
-            state.lock.release()
-            state = StreamCore(new_core())
-            state.lock.acquire()
+            later = [] if round_id is None else self.store.entries(
+                stream, after_id=upto, upto=state.upto, round_id=round_id, kinds=("frame", "input"), lineage=True,
+                limit=1)
+            if round_id is None or later:
+                state.lock.release()
+                state = StreamCore(new_core())
+                state.lock.acquire()
+            else:
+                return state
         try:
             self._feed(state, stream, upto)
         except BaseException:
@@ -136,10 +158,11 @@ class Rebuilder:
         FramesUnverified or RoundNotSettleable naming why."""
         from cardshoe import rounds
 
-        state = self.state(stream, upto)
+        state = self.state(stream, upto, round_id)
         try:
-            if state.bad_frames:
-                eid, problem = state.bad_frames[0]
+            bad = [b for b in state.bad_frames if b[0] <= upto]
+            if bad:
+                eid, problem = bad[0]
                 raise FramesUnverified("frames", f"table {stream}: frame entry {eid} does not verify on the floor: "
                                        f"{problem}" + (f" (and {len(state.bad_frames) - 1} more)"
                                                       if len(state.bad_frames) > 1 else "")
