@@ -104,7 +104,7 @@ def _kill_and_start(t: TableRun) -> None:
     client = FloorClient(old.url, old.token, t.name, old.link, old.game, timeout_s=old.timeout_s,
                          journal_id=old.table.rsplit(".", 1)[1])
     client.high_water()
-    client.settle = old.settle  # the timing wrapper, now calling the new client
+    client.settle = old.settle  # type: ignore[method-assign]  # the timing wrapper, calling the new client
     t.client, t.service, t.control = client, service, TableControl(service, floor=client)
     t.shipper = Shipper(t.journal, client)
     t.shipper.start()
@@ -247,10 +247,10 @@ def _write_config(workdir: Path, n_tables: int) -> tuple[Path, dict[str, tuple[s
     keys = workdir / "floor-keys"
     keys.mkdir(mode=0o700)
     tables: dict[str, tuple[str, int, bytes]] = {}
-    text = f'[floor]\nsigning_key = "floor.key"\n[roles]\npit = "pit.token"\n'
-    for path, content in (("pit.token", READER), ("floor.key", secrets.token_hex(32))):
-        (workdir / path).write_text(content + "\n")
-        os.chmod(workdir / path, 0o600)
+    text = '[floor]\nsigning_key = "floor.key"\n[roles]\npit = "pit.token"\n'
+    for name, content in (("pit.token", READER), ("floor.key", secrets.token_hex(32))):
+        (workdir / name).write_text(content + "\n")
+        os.chmod(workdir / name, 0o600)
     for i in range(n_tables):
         name, serial, key = f"T{i + 1:03d}", 100 + i, secrets.token_bytes(32)
         token = secrets.token_hex(20)

@@ -415,8 +415,9 @@ def _verify_floor(body: Mapping[str, Any], rebuilt: Any, floor_pubkey: bytes | N
     else:
         if sent.get("chain") != a.get("chain"):
             failures.append(Failure("floor", f"entry {a.get('entry')} of the journal section is not the one the floor "
-                                             "settled from (its chain value differs): the journal up to it was changed"))
-        sb = sent.get("body") if isinstance(sent.get("body"), Mapping) else {}
+                                             "settled from (its chain value differs): the journal up to it was "
+                                             "changed"))
+        sb: Mapping[str, Any] = sent["body"] if isinstance(sent.get("body"), Mapping) else {}
         if sent.get("kind") != "floor" or sb.get("type") != "settle_sent" or sb.get("round_id") != rid:
             failures.append(Failure("floor", f"entry {a.get('entry')} is not the round's settle_sent"))
     if rebuilt is not None:

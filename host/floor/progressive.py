@@ -37,7 +37,8 @@ from typing import Any, Mapping
 from cardshoe import settlement
 from cardshoe.settlement import Outcome
 
-__all__ = ["PPM", "ASSIGNMENT_FORMAT", "LinkSettings", "PoolState", "Hit", "Assignment", "FloorRefusal", "Prepared", "contribution",
+__all__ = ["PPM", "ASSIGNMENT_FORMAT", "LinkSettings", "PoolState", "Hit", "Assignment", "FloorRefusal", "Prepared",
+           "contribution",
            "prepare", "assign", "round_digest"]
 
 #: The contribution rate's denominator: the rate is parts per million of the stake.

@@ -55,7 +55,8 @@ class FloorSettler:
         alarms = self.store.alarms(stream, open_only=True)
         if alarms:
             raise StreamAlarmed("table", f"the floor holds an open alarm of table {stream}'s journal "
-                                         f"({alarms[0]['kind']} at entry {alarms[0]['at_id']}: {alarms[0]['message']}); "
+                                         f"({alarms[0]['kind']} at entry {alarms[0]['at_id']}: "
+                                         f"{alarms[0]['message']}); "
                                          "no round of it is settled until a floor supervisor clears it")
         info = self.store.stream(stream)
         held = 0 if info is None else int(info["high_water"])

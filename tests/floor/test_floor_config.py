@@ -74,8 +74,10 @@ shoe_keys = "keys/TCP-07"
 shoes = [12648430]
 """))
     assert (cfg.listen, cfg.pg_dir, cfg.signing_key) == ("0.0.0.0:8700", tmp_path / "pg", tmp_path / "floor.key")
-    assert [(l.name, l.reset, l.rate_ppm, l.opening_pool) for l in cfg.links] == [("mega", 1_000_000, 50_000, 3_000_000)]
-    assert cfg.roles == {"pit": [tmp_path / "pit-1.token", tmp_path / "pit-2.token"], "supervisor": [Path("/etc/sup.token")]}
+    assert [(l.name, l.reset, l.rate_ppm, l.opening_pool) for l in cfg.links] == [
+        ("mega", 1_000_000, 50_000, 3_000_000)]
+    assert cfg.roles == {"pit": [tmp_path / "pit-1.token", tmp_path / "pit-2.token"],
+                         "supervisor": [Path("/etc/sup.token")]}
     t = cfg.tables["TCP-07"]
     assert (t.token_file, t.link, t.shoe_keys, t.shoes) == (tmp_path / "TCP-07.token", "mega", tmp_path / "keys/TCP-07",
                                                             (12648430,))
