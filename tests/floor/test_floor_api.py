@@ -119,7 +119,7 @@ def test_fabricated_settle_requests_are_never_paid(store: FloorStore, table: Min
         ("a table that never shipped anything", c, {"table": "NOSUCH.000000000000", "round_id": "NOSUCH-000001",
                                                      "entry": 1}),
         ("a round id the journal never opened", c, {"table": table.stream, "round_id": "T1-000777", "entry": entry}),
-        ("an entry that is not a settle_sent", c, {"table": table.stream, "round_id": rid, "entry": 2}),
+        ("an entry that is not a settle_sent", c, {"table": table.stream, "round_id": rid, "entry": entry - 1}),
         ("an entry the floor does not hold", c, {"table": table.stream, "round_id": rid, "entry": entry + 50}),
         ("the real round again under another table's credential", other,
          {"table": table.stream, "round_id": rid, "entry": entry}),
@@ -296,3 +296,26 @@ def test_every_role_against_every_endpoint(store: FloorStore, table: MiniTable) 
     # What the allowed calls did: T1's round settled by T1, the pool configured by the supervisor.
     assert seen[("POST", "/links/mega/settle", "T1")] == 200
     assert store.pool("mega")["rounds"] == 1
+
+
+def test_a_table_takes_no_assignment_not_signed_by_the_floors_key(store: FloorStore, table: MiniTable) -> None:
+    # The table's client with [floor] public_key: an answer signed by another key is refused
+    # before the table settles with it (a floor impersonated on the network, or a replaced key).
+    from cardshoe.floor.client import FloorClient, FloorRefused
+    from cardshoe.floor.testnet import FloorServer
+
+    store.configure_link(LinkSettings("mega", RESET, RATE, START))
+    server = FloorServer(floor_app(store))
+    try:
+        url = f"http://127.0.0.1:{server.port}"
+        name, journal_id = table.stream.split(".")
+        rids = [table.play(*NOTHING) for _ in range(1)]
+        entry = table.send(rids[0])
+        wrong = FloorClient(url, TOKENS["T1"], name, "mega", journal_id=journal_id, public_key=bytes(32))
+        with pytest.raises(FloorRefused) as err:
+            wrong.settle(rids[0], entry, table.entries())
+        assert err.value.error == "FloorSignature"
+        right = FloorClient(url, TOKENS["T1"], name, "mega", journal_id=journal_id, public_key=FLOOR_PUBKEY)
+        assert right.settle(rids[0], entry)["seq"] == 1  # the same assignment, from the floor's key
+    finally:
+        server.close()

@@ -89,6 +89,8 @@ def test_a_journal_restored_below_the_floors_copy_is_refused_and_continues_as_it
         head = reader.top()
         assert head is not None and head.id == backed_up[0] + 1
         new_entries = [e for e in reader.entries(after_id=backed_up[0])]
+    # The shipper sends nothing (the floor's mark is above the journal's top), only its head.
+    assert refused(store, t, [], head=(head.id, head.chain)) == "restored"
     kind = refused(store, t, [shipped(e) for e in new_entries], head=(head.id, head.chain))
     assert kind == "restored"
     (alarm,) = store.alarms(t.stream, open_only=True)
