@@ -195,7 +195,8 @@ def build(record: RoundRecord, entries: list[Entry], *, reason: str, made_ns: in
     shoes = sorted({(f["shoe"], f["boot"]) for f in frames
                     if f["type"] in ("CARD", "UNREAD") and f["message"].get("shoe_no") == round_.shoe_no})
     return {
-        "format": FORMAT,
+        # A journal read without its chain (schema 1, not upgraded) gives a file of format 1.
+        "format": FORMAT if chain_prev is not None else FORMATS[0],
         "table": record.table,
         "round_id": round_.round_id,
         "reason": reason,
