@@ -311,12 +311,13 @@ def read_token_file(path: Path, where: str) -> str:
 
 
 def read_floor_token(config: TableConfig) -> str:
-    """The floor's controller token for this table: $CARDSHOE_FLOOR_TOKEN, else floor.token_file."""
+    """This table's own credential on the floor: $CARDSHOE_FLOOR_TOKEN, else floor.token_file."""
     env = os.environ.get("CARDSHOE_FLOOR_TOKEN")
     if env:
         return env.strip()
     if config.floor_token_file is None:
-        raise ConfigError("floor.token_file: set it (or $CARDSHOE_FLOOR_TOKEN); the floor needs a token")
+        raise ConfigError("floor.token_file: set it (or $CARDSHOE_FLOOR_TOKEN): this table's own token on the floor "
+                          "([tables.NAME] token_file in the floor's file)")
     return read_token_file(config.floor_token_file, "floor.token_file")
 
 
