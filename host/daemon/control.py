@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from cardshoe import rounds
-from cardshoe.daemon.core import Applied, InputError, SettlementRefused
+from cardshoe.daemon.core import Applied, InputError, SettlementRefused, StakeRefused
 from cardshoe.daemon.service import TableService
 from cardshoe.floor.client import FloorClient, FloorRefused, FloorUnreachable
 from cardshoe.floor.progressive import round_digest
@@ -60,15 +60,17 @@ class Refused(Exception):
 #: controller. Every refusal of a well-formed request by the round or the table is 409 (the
 #: request is right, the table's state, its game's rules or its settings refuse it: show the
 #: dealer the message), or 404 when the round or the flag it names does not exist.
-_INPUT_STATUS = {"round_id": 404, "round": 409, "jackpot.reset": 409}
+_INPUT_STATUS = {"round_id": 404, "round": 409, "jackpot.reset": 409, "staff_id": 409, "player_id": 409, "seat": 409}
 
 
 def _refused(error: Exception) -> Refused:
     """The `Refused` (status, field, message, error type, rule) of a refused input."""
-    if isinstance(error, SettlementRefused):
+    if isinstance(error, (SettlementRefused, StakeRefused)):
         # 409: the round cannot be settled as it stands; it stays in play (give what is
-        # missing, or a supervisor voids it).
-        return Refused(409, error.field, str(error), type(error).__name__)
+        # missing, or a supervisor voids it). A stake settlement would refuse is refused when
+        # placed, naming the seat and the rule (issue 20).
+        rule = getattr(error, "rule", None)
+        return Refused(409, error.field, str(error), type(error).__name__, rule if isinstance(rule, str) else None)
     if isinstance(error, InputError):
         # 404: an unknown round; 409: valid, but not at this table now (a round still in play,
         # a setting the table lacks). An input the core cannot read at all is 422.
@@ -77,8 +79,8 @@ def _refused(error: Exception) -> Refused:
     field = named if isinstance(named, str) else next((f for cls, f in _FIELD_OF.items() if isinstance(error, cls)),
                                                       "operation")
     status = 404 if isinstance(error, rounds.UnknownFlagError) else 409
-    rule = "5.5-5.6" if isinstance(error, rounds.WagersClosedError) else None
-    return Refused(status, field, str(error), type(error).__name__, rule)
+    rule = "5.5-5.6" if isinstance(error, rounds.WagersClosedError) else getattr(error, "rule", None)
+    return Refused(status, field, str(error), type(error).__name__, rule if isinstance(rule, str) else None)
 
 
 def _sent_rounds(service: TableService) -> dict[str, tuple[int, str | None]]:
@@ -143,8 +145,13 @@ class TableControl:
             raise _refused(applied.refused)
         settlement = next((d.body for d in applied.derived if d.kind == "settlement"), None)
         events = [d.body for d in applied.derived if d.kind == "event"]
-        for event in events:
-            if event.get("type") in ("internal_error", "settlement_failed"):
+        for d in applied.derived:
+            event = d.body
+            failed = event.get("type") == "internal_error" or (
+                # A void round closed by opening the next one that the engine still refused: the
+                # new round is open (the answer says so, with the event); that one waits for a person.
+                event.get("type") == "settlement_failed" and d.round_id == applied.round_id)
+            if d.kind == "event" and failed:
                 # Accepted and journaled, but the daemon could not finish it: say so, loudly.
                 raise Refused(500, str(event.get("field", event["type"])), str(event.get("message")),
                               str(event.get("error")), "6.1")
@@ -381,6 +388,27 @@ class TableControl:
                     break
                 out.append(shipped(e))
         return out
+
+    # -- who deals, who plays (issue 23 item 1) ------------------------------------------
+    def sign_on(self, role: str, staff_id: str) -> Done:
+        """A dealer or supervisor signs on at the table (the one on before is replaced)."""
+        return self._submit({"action": "staff", "role": role, "staff_id": staff_id, "on": True})
+
+    def sign_off(self, role: str, staff_id: str | None) -> Done:
+        """The dealer or supervisor on signs off (`staff_id`, when given, must be the one on)."""
+        body: dict[str, Any] = {"action": "staff", "role": role, "on": False}
+        if staff_id is not None:
+            body["staff_id"] = staff_id
+        return self._submit(body)
+
+    def seat_player(self, seat: int, player_id: str | None) -> Done:
+        """The player id (a rating card) of a seat; None: the player left."""
+        return self._submit({"action": "player", "seat": seat, "player_id": player_id})
+
+    def staff_on(self) -> dict[str, Any]:
+        """Who is on now: dealer, supervisor, players by seat."""
+        with self.service.lock:
+            return self.service.core.staff_on()
 
     def set_jackpot_pool(self, amount: int) -> Done:
         """The progressive pool as the jackpot system displays it (minor units); on a linked

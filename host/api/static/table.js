@@ -175,7 +175,7 @@ const KNOWN_TYPES = [
   "round_settled", "settlement", "count_checked", "link_up", "link_lost", "shoe_hello", "shoe_loaded",
   "daemon_started", "table_setup", "shoe_verified", "shoe_challenged", "jackpot_pool", "overflow",
   "maintenance_requested", "command_reply", "window_adopted", "silent_shoe", "shoe_silent", "shoe_silent_cleared", "shoe_version_mismatch", "alarm",
-  "port_unavailable", "shoe_deck_status", "consistency",
+  "port_unavailable", "shoe_deck_status", "consistency", "card_after_void", "key_after_void", "input_refused",
 ];
 
 function onEvent(ev) {
