@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterable
 
 from cardshoe.daemon.bus import SECURITY_REASONS, EventBus, streamable
 from cardshoe.daemon.rejections import RejectionLimiter
-from cardshoe.daemon.config import TableConfig, read_floor_token
+from cardshoe.daemon.config import TableConfig, read_floor_public_key, read_floor_token
 from cardshoe.daemon.control import TableControl
 from cardshoe.daemon import crashloop
 from cardshoe.daemon.core import Derived, TableCore
@@ -281,11 +281,17 @@ class Daemon:
         self.live = self._live_shift()
         self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived,
                                     on_failed=self._journal_failed, on_published=self._published)
+        if self.journal_restored:
+            # A journal restored from a backup is another history than the one the floor may hold
+            # beyond the backup: it gets a new id, and its shipper opens a stream of its own that
+            # continues the old one where both agree (docs/floor.md, "A restored journal").
+            old_id, new_id, top = self.journal.restored()
+            log.warning("journal restored from a backup: journal %s continues %s from entry %d", new_id, old_id, top)
         if self.floor is None and cfg.floor_url is not None:
             with self.journal.reader() as journal_meta:
                 journal_id = journal_meta.meta("journal_id")
             self.floor = FloorClient(cfg.floor_url, read_floor_token(cfg), cfg.name, cfg.floor_link, cfg.game,
-                                     journal_id=journal_id)
+                                     journal_id=journal_id, public_key=read_floor_public_key(cfg))
         kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic, "floor": self.floor}
         if self._randbelow is not None:
             kwargs["randbelow"] = self._randbelow
@@ -784,7 +790,7 @@ class Daemon:
     def make_evidence(self, round_id: str, reason: str) -> dict[str, Any]:
         """The signed evidence file of settled round `round_id` (raises `EvidenceError`, or
         `KeyStoreError` for an unusable table key). The table's key is made at first use."""
-        from cardshoe.evidence.build import build, record_of, round_entries, sign
+        from cardshoe.evidence.build import build, chain_before, record_of, round_entries, sign
         from cardshoe.journal import JournalReader
         from cardshoe.keys import table_key
 
@@ -794,7 +800,8 @@ class Daemon:
             record = record_of(svc.core, round_id)
             with JournalReader(self.config.journal) as reader:
                 entries = round_entries(reader, round_id)
-        return sign(build(record, entries, reason=reason, made_ns=self.clock()), seed)
+                prev = chain_before(reader, entries[0].id)
+        return sign(build(record, entries, reason=reason, made_ns=self.clock(), chain_prev=prev), seed)
 
     def write_evidence(self, round_id: str, reason: str) -> Path:
         """Make the evidence of `round_id`, write it into the evidence folder, journal and
@@ -959,6 +966,11 @@ class Daemon:
         the shuffle check (until another shoe is loaded)."""
         with self._alarm_lock:
             alarms = [dict(a) for _, a in sorted(self.alarms.items())]
+        floor = self.floor
+        if floor is not None and floor.state.alarm is not None:
+            # The floor refuses this table's journal (restored, edited, a gap, a frame that does
+            # not verify): no progressive round settles until a person looks (docs/floor.md).
+            alarms.append({"type": "floor_journal", "message": floor.state.alarm, "table": floor.table})
         live = getattr(self, "live", None)
         hold = live.alarms() if live is not None else []
         if self.service is None:

@@ -99,7 +99,8 @@ def test_a_tampered_frame_fails_its_tag(hit: tuple[Table, str, dict[str, Any]]) 
     bad = copy.deepcopy(doc)  # the journal's copy of a frame changed
     entry = next(e for e in bad["evidence"]["journal"] if e["kind"] == "frame" and e["body"]["type"] == "CARD")
     entry["body"]["code"] = parse_card("2d")
-    assert checks(resign(bad, table)) == {"journal"}
+    # ... no longer the frame recorded, and no longer the entry its hash chain sealed (issue 21 item 3)
+    assert checks(resign(bad, table)) == {"journal", "chain"}
 
 
 def test_a_tampered_card_fails_against_its_frame_and_the_hands(hit: tuple[Table, str, dict[str, Any]]) -> None:

@@ -15,16 +15,17 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "daemon"))
 
 from cardshoe.cards import parse_card  # noqa: E402
-from cardshoe.floor.api import create_floor_app  # noqa: E402
 from cardshoe.floor.audit import audit, rounds_of_journal  # noqa: E402
 from cardshoe.floor.progressive import LinkSettings  # noqa: E402
 from cardshoe.floor.store import FloorStore  # noqa: E402
 from cardshoe.journal import JournalReader  # noqa: E402
+from floor_server import FLOOR_PUBKEY, TOKENS  # noqa: E402
+from floor_server import app as floor_app  # noqa: E402
 from floor_stores import open_store  # noqa: E402
 from daemon_harness import Table, wait_for  # noqa: E402
 from cardshoe.floor.testnet import FloorServer, Relay  # noqa: E402
 
-FLOOR_TOKEN = "floor-token-0123456789abcdef"
+FLOOR_TOKEN = TOKENS["T1"]  # table T1's own credential on the floor
 MTCP = "megalink-three-card-poker"
 RESET = 1_000_000
 START = 3_000_000
@@ -35,7 +36,7 @@ RATE = 50_000  # 5%: 25 per 500 staked
 def floor(store_target: tuple[str, str]) -> Iterator[tuple[FloorStore, Relay]]:
     store = open_store(store_target)
     store.configure_link(LinkSettings("mega", RESET, RATE, START))
-    server = FloorServer(create_floor_app(store, FLOOR_TOKEN))
+    server = FloorServer(floor_app(store))
     relay = Relay(server.port)
     yield store, relay
     relay.close()
@@ -97,7 +98,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     store, relay = floor
     monkeypatch.setenv("CARDSHOE_FLOOR_TOKEN", FLOOR_TOKEN)
     table: Table = make_table(MTCP, 7, floor_url=relay.url, floor_link="mega", jackpot_reset=RESET,
-                              limits=(("progressive", 500, 500),))
+                              limits=(("progressive", 500, 500),), floor_public_key=FLOOR_PUBKEY.hex())
     table.power_on_and_load()
     wait_for(lambda: table.daemon.floor is not None and table.daemon.floor.online, 15, "the floor online")
 
