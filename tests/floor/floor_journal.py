@@ -40,6 +40,8 @@ class MiniTable:
         setup = TableSetup(name, MTCP, 7, limits=LIMITS, jackpot_reset=RESET)
         self.service = TableService(TableCore(setup), self.journal, EventBus())
         self.service.submit_input({"action": "setup", **setup.to_json()})
+        # The journal's own shoe session (a journal places only the sessions it started, SPEC 3.4).
+        self.service.submit_input({"action": "shoe_loaded", "shoe": SERIAL, "shoe_no": 1, "deck_id": 7})
         self.control = TableControl(self.service)
         self.seq = 0
         self.index = 0
