@@ -12,6 +12,7 @@ unix port's C (`mp_cstack_check`), raised as on a Pico.
 from __future__ import annotations
 
 import re
+import time
 
 from cardshoe.hil.vboard import VirtualBoard
 
@@ -49,6 +50,10 @@ def _probe(board: VirtualBoard) -> tuple[int, int]:
     mark = board.output_mark()
     board.power_on()
     board.wait_output(b"IMPORTED", timeout=30, since=mark)
+    # The line may still be arriving (the number after the word): wait for its end.
+    deadline = time.monotonic() + 10
+    while not re.search(rb"IMPORTED \d+\s", board.transcript()) and time.monotonic() < deadline:
+        time.sleep(0.05)
     text = board.transcript().decode("utf-8", "replace")
     top = re.search(r"TOP (\d+) maximum recursion depth exceeded", text)
     imported = re.search(r"IMPORTED (\d+)", text)
