@@ -152,7 +152,8 @@ def plot(sheets: Sequence[ParSheet], path: Path) -> Path:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "cardshoe"}):
         fig = figure(sheets)
         try:
-            fig.savefig(path, format=fmt, dpi=110)
+            # "tight": the column of what each line pays, right of the panels, is in the file whole.
+            fig.savefig(path, format=fmt, dpi=110, bbox_inches="tight", pad_inches=0.15)
         except OSError as exc:
             raise PlotError(f"--plot {path}: cannot write it: {exc.strerror or exc}") from exc
     return path
