@@ -1,0 +1,470 @@
+"""Shoe sessions and the shoe's frames in the table core (SPEC 4, 5).
+
+`ShoeSession` is what the core knows of one shoe's current session; `ShoeFrames` is the part
+of `TableCore` that applies the shoe's accepted frames: HELLO (sessions adopted, power
+failures, cards the shoe holds and the journal lacks), CARD/UNREAD (placed once, in index
+order, through the round's dealing procedure), KEY and DECK_STATUS (in shoe order: held while
+cards dealt before them are missing) and FAULT, and the controller's `shoe_loaded`.
+
+A shoe's cards are placed by their `(shoe_no, index)` in index order: a card resent after
+a shoe reboot (CARDS_FROM) is placed once, and a card that arrives ahead of a missing one
+waits for it (the core asks for the missing ones with a `cards_requested` event, which the
+live daemon turns into a CARDS_FROM command).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
+
+from cardshoe import rounds
+from cardshoe.daemon import consistency
+from cardshoe.daemon.outcome import FAULT_NAMES, KEY_NAMES, NOT_DURABLE, Applied, Derived, as_journaled, event
+from cardshoe.rounds import DeckFault, ShoeCard
+from cardshoe.rounds.events import to_jsonable
+
+if TYPE_CHECKING:
+    from cardshoe.daemon.outcome import TableSetup
+    from cardshoe.rounds import Round
+
+
+@dataclass
+class ShoeSession:
+    """What the core knows of one shoe's current session (SPEC 4, 5 HELLO/NEW_SHOE)."""
+
+    shoe_no: int = 0
+    deck_id: int = 0
+    next_index: int = 1
+    boot: int = 0
+    pending: dict[int, Mapping[str, Any]] = field(default_factory=dict)
+    requested_from: int = 0
+    known_dealt: int = 0
+    """The most cards of this session the shoe is known to have dealt (HELLO, card indices)."""
+    cards: dict[tuple[int, int], consistency.Fingerprint] = field(default_factory=dict)
+    """(shoe_no, index) -> the card the journal holds there (placed or waiting), to compare resends."""
+    faults: int = 0
+    """The shoe's active faults as last reported (HELLO, FAULT): bit ``1 << code`` (SPEC 5)."""
+    not_durable: int = 0
+    """Cards received marked NOT_DURABLE (CARD flags bit 2): in no flash log of the shoe."""
+    not_durable_at: set[tuple[int, int]] = field(default_factory=set)
+    """(shoe_no, index) of those cards: a reboot may lose them from the shoe's count, as it said."""
+    held: tuple[tuple[int, Mapping[str, Any]], ...] = ()
+    """Frames (KEY, DECK_STATUS) waiting for missing cards, in arrival order: (the last card
+    index the shoe dealt before the frame, the frame). A tuple: immutable, so a checkpoint of
+    a core made before this field reads the class default."""
+
+    def forget_other_sessions(self) -> None:
+        """Drop the cards of sessions other than the current one: a card of another session is
+        refused before its place is looked at (`card_from_other_session`), so they are never
+        read again, and kept they would grow the state with every shoe ever dealt."""
+        self.cards = {k: v for k, v in self.cards.items() if k[0] == self.shoe_no}
+
+    def fault_names(self) -> list[str]:
+        """The active faults by name (SPEC 5 FAULT codes)."""
+        return [name for code, name in FAULT_NAMES.items() if self.faults & (1 << code)]
+
+    def missing_from(self) -> int | None:
+        """The first index the journal lacks of cards the shoe is known to hold, if any."""
+        if self.shoe_no and self.known_dealt >= self.next_index:
+            return self.next_index
+        return None
+
+    def must_hold(self) -> bool:
+        """Whether a round event from the shoe now would come ahead of cards dealt before it
+        that are not placed yet (or of frames already waiting for them): then it waits."""
+        return bool(self.held) or self.missing_from() is not None
+
+
+
+class ShoeFrames:
+    """The table core's shoes: their sessions and the frames they send."""
+
+    if TYPE_CHECKING:
+        setup: TableSetup
+        current: Round | None
+        rounds: dict[str, Round]
+        shoes: dict[int, ShoeSession]
+
+        def _round_id(self) -> str | None: ...
+
+        def _game(self) -> str: ...
+
+        def _do(self, round_: Round, op: Any, *, source: str) -> Applied: ...
+
+        def _end_session(self, session: ShoeSession) -> None: ...
+
+    def apply_frame(self, shoe: int, msg: Mapping[str, Any], t_ns: int) -> Applied:
+        """Advance by one accepted shoe frame (decoded message as journaled).
+
+        A fault in the daemon's own code while applying a frame must not stall the link (the
+        shoe would resend the frame for ever): the frame is journaled with an `internal_error`
+        event for the shift manager (6.1), and replay reproduces the same event."""
+        try:
+            return self._apply_frame(shoe, msg, t_ns)
+        except Exception as exc:  # noqa: BLE001 - reported as an event, journaled, shown
+            return Applied((event(self._round_id(), "internal_error", shoe=shoe, frame=str(msg.get("type")),
+                                  error=type(exc).__name__, message=str(exc), rule="6.1"),))
+
+    def _apply_frame(self, shoe: int, msg: Mapping[str, Any], t_ns: int) -> Applied:
+        mtype = msg["type"]
+        session = self.shoes.setdefault(shoe, ShoeSession())
+        time_ms = t_ns // 1_000_000
+        if mtype == "HELLO":
+            return Applied(tuple(self._hello(shoe, session, msg, time_ms)))
+        if mtype in ("CARD", "UNREAD"):
+            return Applied(tuple(self._card(shoe, session, msg, time_ms)))
+        if mtype in ("KEY", "DECK_STATUS") and not (mtype == "DECK_STATUS" and msg["reason"] == 1):
+            if session.must_hold():
+                # Shoe order (SPEC 4, issue 11): the cards the shoe dealt before this frame
+                # come first; it is applied once they are placed (see `_release_held`).
+                session.held += ((session.known_dealt, as_journaled(msg)),)
+                return Applied((event(self._round_id(), "shoe_frame_held", shoe=shoe, frame=mtype,
+                                      key=msg.get("key"), shoe_ms=msg.get("t_ms"), after_index=session.known_dealt,
+                                      waiting_for=session.next_index, shoe_no=session.shoe_no),))
+        if mtype == "KEY":
+            return Applied(tuple(self._key(shoe, msg, time_ms)))
+        if mtype == "DECK_STATUS":
+            return Applied(tuple(self._deck_status(shoe, session, msg, time_ms)))
+        if mtype == "FAULT":
+            rid = self._round_id()
+            code = int(msg["code"])
+            if msg["active"]:
+                session.faults |= 1 << code
+            else:
+                session.faults &= ~(1 << code)
+            return Applied((event(rid, "shoe_fault", shoe=shoe, code=code, name=FAULT_NAMES.get(code, "unknown"),
+                                  active=bool(msg["active"]), detail=msg["detail"], shoe_ms=msg["t_ms"]),))
+        return Applied(())  # HEARTBEAT, REPLY: link-level, journaled but not acted on here
+
+    def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        out = [
+            event(self._round_id(), "shoe_hello", shoe=shoe, boot=msg.get("boot", 0),
+                  fw=f"{msg['fw_major']}.{msg['fw_minor']}.{msg['fw_patch']}",
+                  fw_hash=msg["fw_hash"], reset_cause=msg["reset_cause"], shoe_no=msg["shoe_no"],
+                  deck_id=msg["deck_id"], dealt=msg["dealt"], integrity=msg["integrity"],
+                  faults=msg["faults"])
+        ]
+        previous_boot, session.boot = session.boot, int(msg.get("boot", 0))
+        session.faults = int(msg["faults"])
+        shoe_no, dealt = int(msg["shoe_no"]), int(msg["dealt"])
+        if shoe_no == 0:
+            return out
+        if previous_boot and session.boot != previous_boot and shoe_no == session.shoe_no:
+            out += self._power_failure(shoe, session, msg, dealt, time_ms)
+        if shoe_no != session.shoe_no:
+            if session.shoe_no == 0 or session.next_index == 1:
+                out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                          f"shoe {shoe} is in another session ({shoe_no})")
+                self._end_session(session)
+                # A session this journal never saw a card of: adopt it. Cards dealt before
+                # are not asked for; they belong to no round of this journal. (Only a HELLO
+                # of the shoe's proven current boot gets here: SPEC 3.4 item 6, in the link.
+                # A session this daemon loaded is reconciled by the daemon, see
+                # `Daemon._reconcile_loading`.)
+                session.shoe_no, session.deck_id = shoe_no, int(msg["deck_id"])
+                session.next_index, session.pending, session.known_dealt = dealt + 1, {}, dealt
+                session.forget_other_sessions()
+                out.append(event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
+                                 next_index=dealt + 1))
+            else:
+                out.append(event(self._round_id(), "shoe_session_mismatch", shoe=shoe, shoe_no=shoe_no,
+                                 expected_shoe_no=session.shoe_no, rule="6.1"))
+            return out
+        holds = max(session.next_index - 1, max(session.pending, default=0))
+        lost = [i for i in range(dealt + 1, holds + 1) if i < session.next_index or i in session.pending]
+        if lost and not all((shoe_no, i) in session.not_durable_at for i in lost):
+            # The shoe's log lost cards the journal holds: never dropped (issue 10 item 4).
+            # Cards it sent marked NOT_DURABLE were never in its log (its flash refused them):
+            # a reboot loses them from its count as the shoe said it would, and the reboot
+            # itself is the power-failure flag (reading 51), not a missing card.
+            body = consistency.count_backwards(shoe, shoe_no, dealt, holds, self._game())
+            out += self._inconsistent(body, rounds.DeckFault.MISSING, time_ms)
+        if session.known_dealt > max(dealt, holds):
+            # The shoe counted cards earlier (a HELLO, a card's index) that neither its log nor
+            # the journal holds now: they will never come. Flagged as missing cards, and the
+            # frames waiting for them wait no longer than for the cards the shoe still holds.
+            body = consistency.cards_unrecoverable(shoe, shoe_no, session.known_dealt, dealt, holds, self._game())
+            out += self._inconsistent(body, rounds.DeckFault.MISSING, time_ms)
+            out += self._stop_waiting(shoe, session, max(dealt, holds), time_ms,
+                                      f"shoe {shoe}'s HELLO counts {dealt} cards of shoe {shoe_no}: cards "
+                                      f"{max(dealt, holds) + 1}-{session.known_dealt} will never come")
+            session.known_dealt = max(dealt, holds)
+        session.known_dealt = max(session.known_dealt, dealt)
+        if dealt >= session.next_index:
+            # SPEC 4: the shoe logged cards the journal does not hold.
+            session.requested_from = session.next_index
+            out.append(event(self._round_id(), "cards_requested", shoe=shoe, shoe_no=shoe_no,
+                             from_index=session.next_index, dealt=dealt))
+        return out
+
+    def _release_held(self, shoe: int, session: ShoeSession, time_ms: int) -> list[Derived]:
+        """Apply, in order, the waiting frames whose cards are all placed now."""
+        out: list[Derived] = []
+        while session.held and session.held[0][0] < session.next_index:
+            msg = session.held[0][1]
+            session.held = session.held[1:]
+            if msg["type"] == "KEY":
+                out += self._key(shoe, msg, time_ms)
+            else:
+                out += self._deck_status(shoe, session, msg, time_ms)
+        return out
+
+    def _stop_waiting(self, shoe: int, session: ShoeSession, last: int, time_ms: int, why: str) -> list[Derived]:
+        """The cards after index `last` will never come (`why`): the frames waiting for them
+        wait only for the cards up to `last`, and those already placed are applied now."""
+        if not session.held:
+            return []
+        capped = tuple((min(after, last), msg) for after, msg in session.held)
+        if capped == session.held:
+            return []
+        session.held = capped
+        out = [event(self._round_id(), "held_frames_released", shoe=shoe, shoe_no=session.shoe_no,
+                     frames=[str(m["type"]) for _a, m in capped], waits_for_up_to=last, reason=why, rule="6.1")]
+        return out + self._release_held(shoe, session, time_ms)
+
+    def _power_failure(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], dealt: int,
+                       time_ms: int) -> list[Derived]:
+        """The shoe rebooted in a session of this journal: a round being dealt carries it
+        (cardshoe.rounds.powerfail, 5.16 / 6.1), whatever the counts say."""
+        if self.current is None or self.current.status not in (rounds.RoundStatus.DEALING, rounds.RoundStatus.DEALER):
+            return []
+        op = rounds.ShoePowerFailure(shoe=shoe, boot=session.boot, reset_cause=int(msg["reset_cause"]),
+                                     shoe_dealt=dealt, host_count=session.next_index - 1, time_ms=time_ms)
+        return list(self._do(self.current, op, source="shoe").derived)
+
+    def _card(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        shoe_no, index = int(msg["shoe_no"]), int(msg["index"])
+        out: list[Derived] = []
+        if session.shoe_no == 0:
+            # A shoe session this journal never saw loaded (nor in a HELLO): it starts here.
+            # The cards before this one were dealt before this journal; none is asked for.
+            session.shoe_no, session.next_index, session.pending, session.known_dealt = shoe_no, index, {}, index
+            session.forget_other_sessions()
+            out.append(event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
+                             next_index=index))
+        if shoe_no != session.shoe_no:
+            return [event(self._round_id(), "card_from_other_session", shoe=shoe, shoe_no=shoe_no,
+                          index=index, expected_shoe_no=session.shoe_no, rule="6.1")]
+        if index < session.next_index or index in session.pending:
+            # Already placed (or waiting): a card is placed once (SPEC 4). A resend repeats
+            # it exactly; a different card there is flagged with both (issue 10 item 4).
+            held = session.cards.get((shoe_no, index))
+            body = None if held is None else consistency.card_conflict(shoe, shoe_no, index, held, msg, self._game())
+            return [] if body is None else self._inconsistent(body, rounds.DeckFault.EXTRA, time_ms)
+        if msg["type"] == "CARD" and int(msg["flags"]) & NOT_DURABLE:
+            # The shoe's flash refused it (FAULT STORAGE): it is durable only in this journal.
+            session.not_durable += 1
+            session.not_durable_at.add((shoe_no, index))
+            out.append(event(self._round_id(), "card_not_durable", shoe=shoe, shoe_no=shoe_no, index=index))
+        session.known_dealt = max(session.known_dealt, index)
+        session.cards[(shoe_no, index)] = consistency.fingerprint(msg)
+        if index > session.next_index:
+            session.pending[index] = as_journaled(msg)
+            if session.requested_from != session.next_index:
+                session.requested_from = session.next_index
+                return [event(self._round_id(), "cards_requested", shoe=shoe, shoe_no=shoe_no,
+                              from_index=session.next_index, dealt=index)]
+            return []
+        out += self._place(shoe, msg, time_ms)
+        session.next_index += 1
+        out += self._release_held(shoe, session, time_ms)  # a frame the shoe sent after this card
+        while session.next_index in session.pending:
+            out += self._place(shoe, session.pending.pop(session.next_index), time_ms)
+            session.next_index += 1
+            out += self._release_held(shoe, session, time_ms)
+        return out
+
+    def _place(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        mismatch: dict[str, Any] | None = None
+        if msg["type"] == "UNREAD":
+            op: Any = rounds.ShoeCard(shoe_no=msg["shoe_no"], index=msg["index"], code=None, reader_id="",
+                                      shoe_ms=msg["t_ms"], time_ms=time_ms)
+        else:
+            code = int(msg["code"])
+            session = self.shoes.get(shoe)
+            # A card of another deck is foreign whether or not the shoe flagged it (issue 10 item 4).
+            mismatch = consistency.deck_mismatch(shoe, msg, session.deck_id if session else 0, self._game())
+            op = rounds.ShoeCard(
+                shoe_no=msg["shoe_no"], index=msg["index"],
+                code=None if code == 0xFF else code,
+                reader_id=str(msg["raw"]), shoe_ms=msg["t_ms"], deck_id=msg["card_deck"],
+                read_method=msg["method"], duplicate=bool(msg["flags"] & 1),
+                foreign=bool(msg["flags"] & 2) or code == 0xFF or mismatch is not None,
+                time_ms=time_ms,
+            )
+        # A card of another deck: its evidence first, then the card as a foreign one (issue 10 item 4).
+        head = [] if mismatch is None else [event(self._round_id(), mismatch.pop("type"), **mismatch)]
+        if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
+            return head + [self._card_outside_round(shoe, op)]
+        return head + list(self._do(self.current, op, source="shoe").derived)
+
+    def _card_outside_round(self, shoe: int, card: ShoeCard) -> Derived:
+        """A card out of the shoe while no round is in play: before the first round, or after
+        the last one was settled and before the next is opened. No rule covers it, so it is
+        flagged for the shift manager (6.1) with the card as evidence; it belongs to no round,
+        so the settled round stands and the next one deals from the following card."""
+        after = self.current.round_id if self.current is not None else None
+        evidence = rounds.CardEvidence(card.index, card.code, card.reader_id, card.shoe_ms, card.time_ms)
+        when = f"after round {after} was settled" if after is not None else "before any round was opened"
+        return event(None, "card_outside_round", shoe=shoe, shoe_no=card.shoe_no, index=card.index,
+                     rule="6.1", rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                     detail=f"shoe card {card.index} left the shoe {when}, outside any round; "
+                            "referred to the shift manager",
+                     after_round=after, evidence=[to_jsonable(evidence)])
+
+    def _between_rounds(self) -> dict[str, Any]:
+        """Where the table is when no round has a card out: the last round settled (None
+        before the first) and the round opened for betting, if any."""
+        current = self.current
+        if current is None:
+            return {"after_round": None, "round_open": None}
+        if current.status is rounds.RoundStatus.SETTLED:
+            return {"after_round": current.round_id, "round_open": None}
+        ids = list(self.rounds)  # in the order opened; the current round is the last
+        before = ids[-2] if len(ids) > 1 and ids[-1] == current.round_id else None
+        return {"after_round": before, "round_open": current.round_id}
+
+    @staticmethod
+    def _where(between: Mapping[str, Any]) -> str:
+        after, open_ = between["after_round"], between["round_open"]
+        if open_ is not None:
+            return f"while round {open_} was taking bets, before its first card"
+        return f"after round {after} was settled" if after is not None else "before any round was opened"
+
+    def _key_outside_round(self, shoe: int, key: int, msg: Mapping[str, Any], time_ms: int) -> Derived:
+        """A deal-complete or exposure key pressed while no round has a card out (after the
+        last round was settled, before the next one's first card). The exposure rules (5.4;
+        LIR 5.5) speak of cards exposed during the deal, and a count point needs a deal, so no
+        rule covers it: it is referred to the shift manager (6.1) with the key press and the
+        shoe's place in the deck as evidence (an exposed card may be the next one out). It
+        belongs to no round: the settled round stands and the next round is not touched."""
+        name = KEY_NAMES[key]
+        session = self.shoes.get(shoe)
+        shoe_no = session.shoe_no if session is not None else 0
+        next_index = session.next_index if session is not None and session.shoe_no else None
+        between = self._between_rounds()
+        what = "an exposed card" if name == "exposure" else "a deal complete"
+        evidence = {"key": key, "key_name": name, "shoe_ms": msg["t_ms"], "time_ms": time_ms, "shoe_no": shoe_no,
+                    "next_index": next_index}
+        return event(None, "key_outside_round", shoe=shoe, key=key, key_name=name, shoe_no=shoe_no, rule="6.1",
+                     rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                     detail=f"the shoe's {name} key ({what}) was pressed {self._where(between)}, outside any "
+                            "round; no rule covers it: referred to the shift manager, the next round is not "
+                            "affected",
+                     **between, evidence=[evidence])
+
+    def _deck_fault_outside_round(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any],
+                                  time_ms: int) -> Derived:
+        """Extra or missing cards reported by DECK_STATUS while no round is in play (after the
+        last round was settled, typically at the end of the shoe). The deck rules (TCP family
+        5.1, 5.8; LIR 5.2) void the round in play, and earlier rounds stand (5.1.2): with no
+        round in play there is none to void, so the fault is referred to the shift manager
+        (6.1) with the shoe's report as evidence (its counts and, at the end of a shoe, the
+        cards never dealt), to count the deck by hand (5.8) before the next round. It belongs
+        to no round: the settled rounds stand and the next round is not touched."""
+        integrity = int(msg["integrity"])
+        faults = [f.value for bit, f in ((8, rounds.DeckFault.MISSING), (16, rounds.DeckFault.EXTRA)) if integrity & bit]
+        never_dealt: list[int] = []
+        if integrity & 8:
+            try:
+                bitmap = bytes.fromhex(str(msg.get("missing_map", "")))
+            except ValueError:
+                bitmap = b""
+            never_dealt = [code for code in range(52) if code // 8 < len(bitmap) and bitmap[code // 8] & (1 << (code % 8))]
+        between = self._between_rounds()
+        evidence = {"shoe_no": msg["shoe_no"], "deck_id": msg["deck_id"], "reason": msg["reason"],
+                    "dealt": msg["dealt"], "remaining": msg["remaining"], "integrity": integrity,
+                    "duplicates": msg["duplicates"], "foreign": msg["foreign"], "unread": msg["unread"],
+                    "missing": msg["missing"], "never_dealt": never_dealt, "time_ms": time_ms,
+                    "journal_holds": session.next_index - 1 if session.shoe_no == int(msg["shoe_no"]) else None}
+        return event(None, "deck_fault_outside_round", shoe=shoe, shoe_no=msg["shoe_no"], faults=faults,
+                     rule="6.1", rules=consistency.deck_rules(self._game(), "extra_missing") + ["6.1"],
+                     decision=rounds.DecisionKind.REFERRED.value,
+                     detail=f"shoe {shoe} reported {' and '.join(f + ' cards' for f in faults)} (DECK_STATUS "
+                            f"integrity {integrity}) {self._where(between)}, with no round in play to void; "
+                            "earlier rounds stand: referred to the shift manager to count the deck, the next "
+                            "round is not affected",
+                     **between, evidence=[evidence])
+
+    def _inconsistent(self, body: dict[str, Any], fault: DeckFault, time_ms: int) -> list[Derived]:
+        """An inconsistent shoe: the event with its evidence, and the round in play (if any,
+        and not void already) takes it as a deck irregularity its game's rules decide."""
+        body = dict(body)
+        out = [event(self._round_id(), str(body.pop("type")), **body)]
+        round_ = self.current
+        if round_ is None or round_.void is not None or round_.status is rounds.RoundStatus.SETTLED:
+            return out
+        op = rounds.DeckIrregularity(fault=fault, detail=str(body["message"]), time_ms=time_ms)
+        return out + list(self._do(round_, op, source="shoe").derived)
+
+    def _key(self, shoe: int, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        key = int(msg["key"])
+        rid = self._round_id()
+        out = [event(rid, "shoe_key", shoe=shoe, key=key, shoe_ms=msg["t_ms"])]
+        if key not in KEY_NAMES:
+            return out
+        if self.current is None or self.current.status in (rounds.RoundStatus.SETTLED, rounds.RoundStatus.BETTING):
+            # No round has a card out: nothing for the key to count or expose in a round.
+            return out + [self._key_outside_round(shoe, key, msg, time_ms)]
+        op: Any
+        if key == 2:
+            op = rounds.DealComplete(source=rounds.Source.SHOE_KEY, time_ms=time_ms)
+        else:
+            op = rounds.ExposureDeclared(source=rounds.Source.SHOE_KEY, time_ms=time_ms)
+        return out + list(self._do(self.current, op, source="shoe").derived)
+
+    def _deck_status(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        rid = self._round_id()
+        out = [event(rid, "deck_status", shoe=shoe, shoe_no=msg["shoe_no"], reason=msg["reason"],
+                     dealt=msg["dealt"], remaining=msg["remaining"], integrity=msg["integrity"],
+                     duplicates=msg["duplicates"], foreign=msg["foreign"], unread=msg["unread"],
+                     missing=msg["missing"])]
+        if msg["reason"] == 1 and int(msg["shoe_no"]) != session.shoe_no:
+            # A shoe loaded with another session. One naming the session in use is no new
+            # start: the firmware frames this status after the cards waiting in its log, so it
+            # can come after cards of the session (a NEW_SHOE run again before the first card,
+            # SPEC 4); taken as a new start it set the session back to index 1 and the shoe's
+            # cards were asked for and placed again (issue 11 soak).
+            out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                      f"shoe {shoe} was loaded with shoe {msg['shoe_no']}")
+            self._end_session(session)
+            session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
+            session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+            session.forget_other_sessions()
+        integrity = int(msg["integrity"])
+        if not integrity & (8 | 16):
+            # Duplicate, foreign and unread cards are flagged from their own card frames.
+            return out
+        if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
+            return out + [self._deck_fault_outside_round(shoe, session, msg, time_ms)]
+        for bit, fault in ((8, rounds.DeckFault.MISSING), (16, rounds.DeckFault.EXTRA)):
+            if integrity & bit:
+                op = rounds.DeckIrregularity(fault=fault, detail=f"shoe {shoe} DECK_STATUS integrity {integrity}",
+                                             time_ms=time_ms)
+                out += list(self._do(self.current, op, source="shoe").derived)
+        return out
+
+    def _shoe_loaded(self, body: Mapping[str, Any], time_ms: int) -> Applied:
+        """The daemon's `shoe_loaded` input: the shoe took NEW_SHOE (its REPLY, or reconciled
+        from a HELLO when the REPLY was lost): a new session from card 1."""
+        session = self.shoes.setdefault(int(body["shoe"]), ShoeSession())
+        # Frames still waiting for cards of the session being replaced: those cards
+        # will never come (the shoe's log is the new session's).
+        released = self._stop_waiting(int(body["shoe"]), session, session.next_index - 1, time_ms,
+                                      f"shoe {body['shoe']} was loaded with shoe {body['shoe_no']}")
+        if int(body["shoe_no"]) != session.shoe_no:
+            self._end_session(session)
+        session.shoe_no, session.deck_id = int(body["shoe_no"]), int(body["deck_id"])
+        session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+        session.forget_other_sessions()
+        loaded = released + [event(self._round_id(), "shoe_loaded", shoe=body["shoe"],
+                                   shoe_no=body["shoe_no"], deck_id=body["deck_id"])]
+        dealt = int(body.get("dealt", 0))
+        if dealt > 0:
+            # Reconciled from a HELLO (the NEW_SHOE's REPLY was lost across a shoe
+            # reboot): the shoe has dealt cards of it; they are asked for from 1.
+            loaded[len(released)].body["reconciled"] = str(body.get("reconciled", ""))
+            session.known_dealt, session.requested_from = dealt, 1
+            loaded.append(event(self._round_id(), "cards_requested", shoe=body["shoe"],
+                                shoe_no=session.shoe_no, from_index=1, dealt=dealt))
+        return Applied(tuple(loaded))
