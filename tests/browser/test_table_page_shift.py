@@ -94,15 +94,16 @@ def test_a_shift_at_the_table(board_table: Any, browser: Any) -> None:
     wait_text(browser, "#seat-5 .wagers", "SGD 2,500.00", "seat 5's ante, with the currency and separators")
     seat2 = text_of(browser, "#seat-2 .wagers")
     assert "Ante" in seat2 and "SGD 10.00" in seat2 and "Pair Plus" in seat2 and "SGD 5.00" in seat2
-    assert "Progressive" in seat2 and "SGD 1.00" in seat2
-    before = rects(browser, "#layout .area, #side > .panel")
+    assert "Prog." in seat2 and "SGD 1.00" in seat2
+    before = rects(browser, "#layout .area, #round-panel, #bottom > .panel")
     deal_order = [*ROUND1[2], *ROUND1[5], *ROUND1[6], *ROUND1["dealer"]]  # TCP 3.7
     table.deal(codes(deal_order[:1]))
     wait_for(lambda: text_of(browser, "#seat-2 .hand") == "1 card", WAIT, "one card, in the singular")
     table.deal(codes(deal_order[1:]))
     wait_for(lambda: len(page_cards(browser)) == 12, WAIT, "every card of round 1 on the page")
-    # Nothing moved as the cards came in: every area and panel where it was.
-    assert rects(browser, "#layout .area, #side > .panel") == before
+    # Nothing moved as the cards came in: every area of the layout and the panels under it
+    # where they were (the right-hand column grows and shrinks with what waits for a person).
+    assert rects(browser, "#layout .area, #round-panel, #bottom > .panel") == before
     table.deal_complete()
     wait_text(browser, "#round-state", "seat 2, seat 5, seat 6", "the seats that still have to decide")
     table.ok("POST", f"/rounds/{rid1}/decisions", json={"seat": 2, "choice": "play"})
@@ -285,10 +286,10 @@ def test_each_game_draws_only_its_positions(board_table: Any, served: Any, brows
     assert browser.find_elements(By.CSS_SELECTOR, "#area-community") == []  # Stud has no community cards
     rid = open_round(stud, wagers={1: {"ante": 2000}, 7: {"ante": 500_000}})
     wait_text(browser, "#seat-7 .wagers", "SGD 5,000.00", "the round's wagers on the page")
-    before = rects(browser, "#layout .area, #side > .panel")
+    before = rects(browser, "#layout .area, #round-panel, #bottom > .panel")
     stud.deal(codes([*STUD_ROUND[1], *STUD_ROUND[7], *STUD_ROUND["dealer"]]))
     drawn = wait_for(lambda: (c := page_cards(browser)) and len(c) == 15 and c, WAIT, "the Stud round on the page")
-    assert rects(browser, "#layout .area, #side > .panel") == before
+    assert rects(browser, "#layout .area, #round-panel, #bottom > .panel") == before
     placements = stud.round(rid)["placements"]
     up = [int(i) for i, p in placements.items() if p == {"kind": "dealer", "seat": 0, "number": 5}]
     assert [drawn[i] for i in up] == [("area-dealer", STUD_ROUND["dealer"][4])]

@@ -28,6 +28,8 @@ const WAGER_NAMES = {
   progressive: "Progressive", one: "Bet 1", two: "Bet 2", dollar: "Bet $", ante_bonus: "Ante bonus",
   envy_bonus: "Envy bonus",
 };
+// In a seat's box, where a line has 120 pixels: shorter names (the full one is its tooltip).
+const WAGER_SHORT = { progressive: "Prog.", six_card_bonus: "6-Card" };
 const CHOICE_NAMES = {
   play: "played", fold: "folded", bet: "bet", pull_1: "pulled back 1", ride_1: "let 1 ride",
   pull_2: "pulled back 2", ride_2: "let 2 ride", decline_comparison: "declined comparison",
@@ -39,6 +41,7 @@ const WAITING = {
   referred: "the shift manager",
 };
 const OPEN_DECISIONS = new Set(Object.keys(WAITING));
+const KEY_NAMES = { 1: "new round", 2: "deal complete", 3: "exposure", 4: "end of shoe" };
 
 const state = {
   session: null,       // {roles, csrf}
@@ -335,7 +338,15 @@ function describe(msg) {
       return `${rid}settled${t ? `: net to players ${money(t.net, true)}` : ""}`;
     }
     case "input_refused": return `${rid}REFUSED ${d.op || d.action || ""}: ${d.message || d.error || ""}`;
-    case "shoe_key": return `shoe key ${d.key}`;
+    case "shoe_key": return `shoe key: ${KEY_NAMES[d.key] || d.key}`;
+    case "count_checked": return `${rid}count at ${(d.point || "").replace("_", " ")}: ${d.dealt} of ${plural(d.expected, "card", "cards")}`;
+    case "hands_rebuilt": return `${rid}hands rebuilt (flag #${d.flag})`;
+    case "round_settled": return `${rid}round closed${d.void ? " (void: wagers returned)" : ""}`;
+    case "deck_status": return `shoe status: ${d.dealt} dealt, ${d.remaining} left` +
+      (d.integrity ? `, integrity ${d.integrity}` : "");
+    case "shoe_loaded": return `shoe no. ${d.shoe_no} loaded (deck ${hex(d.deck_id)})`;
+    case "referral_acknowledged": return `referral #${d.entry} seen by ${d.by}, referred`;
+    case "daemon_started": return "daemon started";
     default: {
       const text = d.message || d.detail || "";
       return `${rid}${type}${text ? ": " + text : ""}`;
@@ -612,7 +623,7 @@ function drawRound(snap, status) {
       const withdrawn = (st.decided[w] === "withdraw");
       list.append(el("li", { class: made ? "made" : withdrawn ? "withdrawn" : null, "data-wager": w,
                              title: `${WAGER_NAMES[w] || w} ${money(amount)}${made ? " (made at the decision)" : ""}` },
-        el("span", { class: "name" }, WAGER_NAMES[w] || w), el("span", { class: "amount" }, money(amount))));
+        el("span", { class: "name" }, WAGER_SHORT[w] || WAGER_NAMES[w] || w), el("span", { class: "amount" }, money(amount))));
     }
     let chipText = "", chipClass = "";
     if (st.void) { chipText = "void"; chipClass = "void"; classes.push("void"); }
