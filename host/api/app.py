@@ -246,6 +246,13 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
     watches: dict[str, JournalWatch] = {}
     ack_lock = threading.Lock()
 
+    def close_watches() -> None:
+        for w in watches.values():
+            w.close()
+        watches.clear()
+
+    app.router.on_shutdown.append(close_watches)
+
     def watch() -> JournalWatch:
         """The journal's integrity reports, open referrals and refusals (cardshoe.api.watch)."""
         control()  # the daemon is started: its journal exists

@@ -119,6 +119,40 @@ def first_event(path: Path, tmp: Path) -> dict[str, float]:
     return {"first_ms": min(firsts) * 1000, "whole_backlog_ms": whole * 1000, "backlog": float(len(backlog))}
 
 
+def page_reads(path: Path, tmp: Path) -> dict[str, float]:
+    """What the table page reads at each refresh, on a running daemon's API: `GET /status`
+    (its first call reads the journal's last entries for integrity and referrals, up to
+    `cardshoe.api.watch.WINDOW`; later ones only what was appended) and `GET /rounds/{id}` of
+    the last round with its seat state and refusals (docs/api.md, "The live table page")."""
+    import statistics
+
+    from fastapi.testclient import TestClient
+
+    from cardshoe.api.app import create_app
+
+    _, _, daemon = _start_stop(_config(path, tmp))
+    try:
+        client = TestClient(create_app(daemon, TOKEN), headers={"Authorization": f"Bearer {TOKEN}"})
+        t0 = time.perf_counter()
+        status = client.get("/status").json()
+        first = time.perf_counter() - t0
+        times = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            status = client.get("/status").json()
+            times.append(time.perf_counter() - t0)
+        rid = status["current_round"]
+        rounds = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            client.get(f"/rounds/{rid}?view=pit&classes=true").raise_for_status()
+            rounds.append(time.perf_counter() - t0)
+    finally:
+        daemon.stop()
+    return {"first_ms": first * 1000, "status_ms": statistics.median(times) * 1000,
+            "round_ms": statistics.median(rounds) * 1000}
+
+
 def main(sizes: list[int], journal_dir: Path | None = None) -> int:
     """Run and print the figures."""
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -140,4 +174,8 @@ def main(sizes: list[int], journal_dir: Path | None = None) -> int:
             print(f"GET /events?after=0&limit=1 on the {last['cards']}-card journal: first event in "
                   f"{e['first_ms']:.1f} ms (best of 3); the whole backlog built first "
                   f"({int(e['backlog'])} events, the handler before) {e['whole_backlog_ms']:.1f} ms")
+            p = page_reads(last["path"], tmp)
+            print(f"the table page's reads on the {last['cards']}-card journal: first GET /status "
+                  f"{p['first_ms']:.1f} ms (reads the journal's last entries), then {p['status_ms']:.1f} ms "
+                  f"(median of 20); GET /rounds/{{id}}?view=pit&classes=true {p['round_ms']:.1f} ms (median of 20)")
     return 0
