@@ -201,9 +201,10 @@ class Finding:
 
 
 def journal_cards(journal: Path, round_id: str) -> list[tuple[int, int | None, dict[str, Any]]]:
-    """Every card the daemon journaled for the round (`card_placed`, and `card_not_due` with
-    the place `not_due`), as a list (index, card, place) in journal order, read with the standard library (read-only): a card journaled
-    twice appears twice here, which a JSON object keyed by index could never show."""
+    """Every card the daemon journaled for the round (`card_placed`, and `card_not_due` and
+    `card_after_void` with the place `not_due`, as the API shows a card in no place), as a
+    list (index, card, place) in journal order, read with the standard library (read-only): a
+    card journaled twice appears twice here, which a JSON object keyed by index could never show."""
     import json
 
     uri = Path(journal).resolve().as_uri() + "?mode=ro"
@@ -216,7 +217,7 @@ def journal_cards(journal: Path, round_id: str) -> list[tuple[int, int | None, d
         conn.close()
     for (body,) in rows:
         data = json.loads(body)
-        if data.get("type") in ("card_placed", "card_not_due"):
+        if data.get("type") in ("card_placed", "card_not_due", "card_after_void"):
             card = data.get("card")
             place = dict(data.get("place") or {}) if data["type"] == "card_placed" else {"kind": "not_due"}
             out.append((int(data["index"]), None if card is None else int(card), place))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from dataclasses import replace
 from typing import Annotated, Any, AsyncIterator, Callable, Iterable, Literal, Mapping
@@ -122,13 +123,34 @@ def _unnamed(item: Published) -> str:
 
 
 def _pit_referral(referral: dict[str, Any]) -> dict[str, Any]:
-    """A referral outside a round as the pit sees it: no card value (a card out of the shoe
-    between rounds may lie face down; the cards a deck fault names as never dealt)."""
-    out = dict(referral)
-    evidence = out.get("evidence")
-    if isinstance(evidence, list):
-        out["evidence"] = [{k: (None if k in ("card", "never_dealt") else v) for k, v in e.items() if k != "reader_id"}
-                           if isinstance(e, dict) else e for e in evidence]
+    """A referral as the pit sees it: no card value (a card out of the shoe between rounds or
+    after a void may lie face down; the cards a deck fault names as never dealt), and those
+    cards' texts masked (`??`) in its free text, as a flag's detail is."""
+    texts: set[str] = set()
+
+    def collect(value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k in ("card", "never_dealt"):
+                    texts.update(c for c in (v if isinstance(v, list) else [v]) if isinstance(c, str))
+                else:
+                    collect(v)
+        elif isinstance(value, list):
+            for v in value:
+                collect(v)
+
+    def hide(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: (None if k in ("card", "never_dealt") else hide(v)) for k, v in value.items()
+                    if k != "reader_id"}
+        if isinstance(value, list):
+            return [hide(v) for v in value]
+        if isinstance(value, str) and texts:
+            return re.sub(r"\b(" + "|".join(sorted(texts)) + r")\b", "??", value)
+        return value
+
+    collect(referral)
+    out: dict[str, Any] = hide(referral)
     return out
 
 

@@ -111,6 +111,12 @@ def _evidence_field(body: dict[str, Any]) -> None:
         body["evidence"] = [_record(e) for e in body["evidence"]]
 
 
+def _after_void_fields(body: dict[str, Any]) -> None:
+    # A card after a void (issue 20): the card itself and its evidence.
+    _card_field("card")(body)
+    _evidence_field(body)
+
+
 def _never_dealt_field(body: dict[str, Any]) -> None:
     # A deck fault between rounds: the shoe's report of the cards never dealt (a list of codes).
     if isinstance(body.get("evidence"), list):
@@ -136,6 +142,7 @@ _CONVERT = {
     "flagged": _flag_field,
     "flag_resolved": _flag_field,
     "card_outside_round": _evidence_field,
+    "card_after_void": _after_void_fields,
     "deck_fault_outside_round": _never_dealt_field,
     "shoe_card_conflict": _conflict_fields,
     "card_deck_mismatch": _mismatch_fields,

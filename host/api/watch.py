@@ -3,7 +3,8 @@
 - each shoe's **integrity** bits as it last reported them (HELLO or DECK_STATUS: duplicate,
   foreign, unread, missing, extra cards; SPEC 5), which the core acts on but does not keep;
 - the **referrals outside a round** (`key_outside_round`, `deck_fault_outside_round`,
-  `card_outside_round`: rule 6.1, readings 71, 72) still open, i.e. not yet acknowledged by a
+  `card_outside_round`: rule 6.1, readings 71, 72) and after a void (`card_after_void`,
+  `key_after_void`: reading 76) still open, i.e. not yet acknowledged by a
   supervisor (`referral_acknowledged`, journaled by `POST /referrals/{id}/acknowledge`);
 - a round's **refused inputs** (`input_refused`, `settlement_failed`, `internal_error`), so a
   settle the engine refused reads as refused on the page, with its reason.
@@ -30,7 +31,9 @@ MAX_REFERRALS = 50
 #: Refusals of one round shown.
 MAX_REFUSALS = 20
 
-REFERRAL_TYPES = ("key_outside_round", "deck_fault_outside_round", "card_outside_round")
+#: Referred to the shift manager with no flag of a round to decide them (readings 71, 72, 76).
+REFERRAL_TYPES = ("key_outside_round", "deck_fault_outside_round", "card_outside_round",
+                  "card_after_void", "key_after_void")
 REFUSAL_TYPES = ("input_refused", "settlement_failed", "internal_error")
 #: SPEC 5 DECK_STATUS / HELLO `integrity` bits.
 INTEGRITY_BITS = ((1, "duplicate"), (2, "foreign"), (4, "unread"), (8, "missing"), (16, "extra"))

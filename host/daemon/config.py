@@ -159,6 +159,10 @@ class TableConfig:
             raise ConfigError(f"table.method: {self.method!r} is not A, B or C")
         if self.method is not None and self.game != "megalink-three-card-poker-xtreme":
             raise ConfigError("table.method: dealing methods A/B/C are for megalink-three-card-poker-xtreme only")
+        if self.method is None and self.game == "megalink-three-card-poker-xtreme" and self.dealing == "automated":
+            # Without it no round could be opened (Xtreme 3.7.1-3.7.3 deal by one of the three).
+            raise ConfigError("table.method: megalink-three-card-poker-xtreme on an automated device needs a "
+                              "dealing method, A, B or C (3.7); without one no round can be opened")
         if not 0 <= self.listen_port < 65536:  # 0: any free port, reported once bound (cardshoe.daemon.listen)
             raise ConfigError(f"api.listen: port {self.listen_port} is out of range")
         for wager, lo, hi in self.limits:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from cardshoe import rounds
-from cardshoe.daemon.core import Applied, InputError, SettlementRefused
+from cardshoe.daemon.core import Applied, InputError, SettlementRefused, StakeRefused
 from cardshoe.daemon.service import TableService
 from cardshoe.floor.client import FloorClient, FloorRefused, FloorUnreachable
 from cardshoe.journal import canonical_json
@@ -62,10 +62,12 @@ _INPUT_STATUS = {"round_id": 404, "round": 409, "jackpot.reset": 409}
 
 def _refused(error: Exception) -> Refused:
     """The `Refused` (status, field, message, error type, rule) of a refused input."""
-    if isinstance(error, SettlementRefused):
+    if isinstance(error, (SettlementRefused, StakeRefused)):
         # 409: the round cannot be settled as it stands; it stays in play (give what is
-        # missing, or a supervisor voids it).
-        return Refused(409, error.field, str(error), type(error).__name__)
+        # missing, or a supervisor voids it). A stake settlement would refuse is refused when
+        # placed, naming the seat and the rule (issue 20).
+        rule = getattr(error, "rule", None)
+        return Refused(409, error.field, str(error), type(error).__name__, rule if isinstance(rule, str) else None)
     if isinstance(error, InputError):
         # 404: an unknown round; 409: valid, but not at this table now (a round still in play,
         # a setting the table lacks). An input the core cannot read at all is 422.
@@ -74,8 +76,8 @@ def _refused(error: Exception) -> Refused:
     field = named if isinstance(named, str) else next((f for cls, f in _FIELD_OF.items() if isinstance(error, cls)),
                                                       "operation")
     status = 404 if isinstance(error, rounds.UnknownFlagError) else 409
-    rule = "5.5-5.6" if isinstance(error, rounds.WagersClosedError) else None
-    return Refused(status, field, str(error), type(error).__name__, rule)
+    rule = "5.5-5.6" if isinstance(error, rounds.WagersClosedError) else getattr(error, "rule", None)
+    return Refused(status, field, str(error), type(error).__name__, rule if isinstance(rule, str) else None)
 
 
 def _sent_rounds(service: TableService) -> set[str]:
@@ -133,8 +135,13 @@ class TableControl:
             raise _refused(applied.refused)
         settlement = next((d.body for d in applied.derived if d.kind == "settlement"), None)
         events = [d.body for d in applied.derived if d.kind == "event"]
-        for event in events:
-            if event.get("type") in ("internal_error", "settlement_failed"):
+        for d in applied.derived:
+            event = d.body
+            failed = event.get("type") == "internal_error" or (
+                # A void round closed by opening the next one that the engine still refused: the
+                # new round is open (the answer says so, with the event); that one waits for a person.
+                event.get("type") == "settlement_failed" and d.round_id == applied.round_id)
+            if d.kind == "event" and failed:
                 # Accepted and journaled, but the daemon could not finish it: say so, loudly.
                 raise Refused(500, str(event.get("field", event["type"])), str(event.get("message")),
                               str(event.get("error")), "6.1")

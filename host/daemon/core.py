@@ -40,6 +40,7 @@ from cardshoe import rounds
 from cardshoe.daemon.archive import ArchiveLoader, CheckpointedState, FrozenBook, _Archived, _Frozen
 from cardshoe.daemon.jackpot import JackpotInputs
 from cardshoe.daemon.outcome import (
+    CORE_VERSION,
     FAULT_NAMES,
     KEY_NAMES,
     NOT_DURABLE,
@@ -47,6 +48,7 @@ from cardshoe.daemon.outcome import (
     Derived,
     InputError,
     SettlementRefused,
+    StakeRefused,
     TableSetup,
     error_body,
     event,
@@ -60,8 +62,9 @@ from cardshoe.shuffle.book import ShuffleBook
 # The names other modules import from here, and the classes older checkpoints were pickled
 # with (`cardshoe.daemon.core.ShoeSession`, `_Frozen`, `_Archived`): still found here.
 __all__ = [
-    "FAULT_NAMES", "KEEP_ROUNDS", "KEY_NAMES", "NOT_DURABLE", "Applied", "ArchiveLoader", "Derived", "FrozenBook",
-    "InputError", "SettlementRefused", "ShoeSession", "TableCore", "TableSetup", "_Archived", "_Frozen",
+    "CORE_VERSION", "FAULT_NAMES", "KEEP_ROUNDS", "KEY_NAMES", "NOT_DURABLE", "Applied", "ArchiveLoader", "Derived",
+    "FrozenBook", "InputError", "SettlementRefused", "ShoeSession", "StakeRefused", "TableCore", "TableSetup",
+    "_Archived", "_Frozen",
 ]
 
 
@@ -137,10 +140,16 @@ class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, Shuffle
         try:
             limits = tuple(sorted((str(w), int(v["min"]), int(v["max"])) for w, v in dict(body["limits"]).items()))
             reset = body.get("jackpot_reset")
+            # A setup journaled before issue 20 has no `core_version`: its rounds are played by
+            # the rules of that time, so the journal replays as it was written (CORE_VERSION).
+            version = body.get("core_version", 1)
+            if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= CORE_VERSION:
+                raise ValueError(f"core_version {version!r} is not one of 1..{CORE_VERSION}")
             setup = TableSetup(name=str(body["name"]), game=str(body["game"]), seats=int(body["seats"]),
                                dealing=str(body["dealing"]),
                                method=None if body.get("method") is None else str(body["method"]),
-                               limits=limits, jackpot_reset=None if reset is None else int(reset))
+                               limits=limits, jackpot_reset=None if reset is None else int(reset),
+                               core_version=version)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError("setup", f"bad table settings: {exc}") from None
         self.setup = setup

@@ -25,7 +25,25 @@ class InputError(ValueError):
 
 class SettlementRefused(InputError):
     """The settlement engine refused a round at settlement (`field` as the engine names it,
-    e.g. `jackpot.pool`): the Settle is refused and the round stays in play."""
+    e.g. `jackpot.pool`, a seat by its number: `seat 3.wagers.progressive`): the Settle is
+    refused and the round stays in play. `rule` is the rule the engine cited, if any."""
+
+    def __init__(self, field_name: str, message: str, rule: str | None = None) -> None:
+        super().__init__(field_name, message)
+        if rule is not None:
+            self.rule = rule
+
+
+class StakeRefused(InputError):
+    """A wager whose stake the settlement engine would refuse (a progressive not a whole
+    number of minimum wagers, not a multiple the game allows, over the maximum; no limits for
+    the wager at this table), refused when it is placed or changed (issue 20): `field` is
+    `amount` (or the missing `limits.<wager>`), `rule` the game's rule, the message names the
+    seat by its number."""
+
+    def __init__(self, field_name: str, message: str, rule: str | None) -> None:
+        super().__init__(field_name, message)
+        self.rule = rule
 
 
 @dataclass(frozen=True)
@@ -46,6 +64,15 @@ class Applied:
     round_id: str | None = None
 
 
+#: The table core's rules of play, journaled with the table's setup. 1: cardshoe before issue 20
+#: (a setup journaled without `core_version`); 2: a wager is refused when placed if settlement
+#: would refuse it, a void round refuses play and closes whatever its stakes (issue 20). A
+#: journal replays each setup's inputs by the rules it was journaled under, so a journal written
+#: before replays identically; a daemon starting on it journals its own setup, and from then on
+#: the new rules apply (docs/api.md, "The journal and replay").
+CORE_VERSION = 2
+
+
 @dataclass(frozen=True)
 class TableSetup:
     """The table's settings (from `TableConfig`), journaled at every daemon start."""
@@ -58,6 +85,18 @@ class TableSetup:
     limits: tuple[tuple[str, int, int], ...] = ()
     """(wager, min, max) in minor units: the round file's `limits`."""
     jackpot_reset: int | None = None
+    core_version: int = CORE_VERSION
+    """The rules of play the core applies (`CORE_VERSION`); 1 for a setup journaled before."""
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # A setup pickled before `core_version` existed (a checkpoint of an older daemon) was
+        # played by the rules of that time, whatever the class's default says now.
+        self.__dict__.update({"core_version": 1, **state})
+
+    @property
+    def plays_out_voids(self) -> bool:
+        """Issue 20's rules: stakes checked when placed, a void round refuses play and closes."""
+        return self.core_version >= 2
 
     def limits_json(self) -> dict[str, dict[str, int]]:
         """The limits as the round file writes them."""
@@ -65,8 +104,12 @@ class TableSetup:
 
     def to_json(self) -> dict[str, Any]:
         """The setup as journaled in a `setup` input."""
-        return {"name": self.name, "game": self.game, "seats": self.seats, "dealing": self.dealing,
-                "method": self.method, "limits": self.limits_json(), "jackpot_reset": self.jackpot_reset}
+        out: dict[str, Any] = {"name": self.name, "game": self.game, "seats": self.seats, "dealing": self.dealing,
+                               "method": self.method, "limits": self.limits_json(),
+                               "jackpot_reset": self.jackpot_reset}
+        if self.core_version != 1:  # a setup of before keeps its journaled form (replay)
+            out["core_version"] = self.core_version
+        return out
 
 
 #: SPEC 5 FAULT codes.

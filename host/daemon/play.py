@@ -4,15 +4,34 @@
 shoe's operations to it (`cardshoe.rounds`), and settles it with the settlement engine
 (`cardshoe.settlement`): a round closes only if it settles, so a refusal leaves it in play
 to be completed or voided (docs/rule-readings.md 70-72).
+
+Under the rules of issue 20 (`TableSetup.plays_out_voids`, docs/rule-readings.md 74-76) no
+input is taken that the table cannot finish: a stake the settlement engine would refuse is
+refused when the wager is placed or changed (`StakeRefused`, naming the seat and the rule);
+a void round refuses play (`RoundVoidError`, naming the void's rules) and closes whatever its
+stakes (the engine settles a void round on its stakes alone), so a void ends a round for good
+and the next round opens.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Mapping
 
 from cardshoe import rounds, settlement  # loaded at start: the first settlement pays no import (issue 15)
-from cardshoe.daemon.outcome import Applied, Derived, InputError, SettlementRefused, TableSetup, error_body, event
+from cardshoe.daemon.outcome import (
+    Applied,
+    Derived,
+    InputError,
+    SettlementRefused,
+    StakeRefused,
+    TableSetup,
+    error_body,
+    event,
+)
+from cardshoe.games import get_game
 from cardshoe.rounds import Round, RoundOperationError
+from cardshoe.rounds.state import LIR_TRIO
 from cardshoe.shuffle.collect import collected_order
 
 if TYPE_CHECKING:
@@ -20,6 +39,13 @@ if TYPE_CHECKING:
 
 #: Rounds kept in memory for the API after they are settled (the journal keeps them all).
 KEEP_ROUNDS = 1_000_000  # the API reads rounds from memory; a table plays a few hundred a shift
+
+#: The controller's operations of play, refused on a void round (issue 20): every wager of it
+#: is returned, so nothing more is played in it. A person's count, a supervisor's confirmation
+#: and another void only complete its record, and are taken.
+_PLAY = (rounds.PlaceWager, rounds.ChangeWager, rounds.WagerWithdrawn, rounds.ProgressiveSelection,
+         rounds.NoMoreBets, rounds.DealComplete, rounds.Decision, rounds.PlayerAbsent, rounds.ExposureDeclared)
+_SEAT_INDEX = re.compile(r"^seats\[(\d+)\]")
 
 
 class RoundPlay:
@@ -54,9 +80,14 @@ class RoundPlay:
             op = rounds.operation_from_json(body["op"])
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError("op", str(exc)) from None
+        if (self.setup.plays_out_voids and round_.void is not None and isinstance(op, _PLAY)
+                and round_.status is not rounds.RoundStatus.SETTLED):  # a settled one says so itself
+            raise void_refusal(round_, op.OP.replace("_", " "))
         if (isinstance(op, (rounds.PlaceWager, rounds.ChangeWager)) and op.wager == "progressive"
                 and op.amount and round_.can(op)):  # a wager the round refuses anyway says why
             self._need_jackpot_reset("a progressive wager")
+        if self.setup.plays_out_voids and round_.can(op):
+            self._check_stakes(round_, op)
         done = self._do(round_, op, source="table")
         derived = done.derived
         if done.refused is None and isinstance(op, rounds.ProgressiveSelection):
@@ -66,6 +97,34 @@ class RoundPlay:
             derived += (event(round_.round_id, "progressive_selected", magic_card=round_.magic_card,
                               lucky_seat=round_.lucky_seat, rules=["4.3", "4.4"]),)
         return Applied(derived, done.refused, done.round_id)
+
+    def _check_stakes(self, round_: Round, op: Any) -> None:
+        """Refuse now a stake settlement would refuse later (issue 20 item 1): each wager an
+        operation places at its amount, checked by the settlement engine's own rule
+        (`settlement.check_stake`) against the table's limits."""
+        stakes: list[tuple[int, str, int]] = []
+        if isinstance(op, (rounds.PlaceWager, rounds.ChangeWager)) and op.amount:
+            names = [op.wager]
+            if isinstance(op, rounds.ChangeWager) and op.wager in LIR_TRIO:
+                names += [w for w in LIR_TRIO if w != op.wager and w in round_.wagers.get(op.seat, {})]
+            stakes = [(op.seat, name, op.amount) for name in names]
+        elif isinstance(op, rounds.Decision) and op.choice in (rounds.Choice.PLAY, rounds.Choice.BET):
+            ante = round_.wagers.get(op.seat, {}).get("ante")
+            if ante is not None:  # TCP 3.9.2 the play equals the ante; Stud 1.1.2 the bet is twice it
+                wager, amount = ("play", ante) if op.choice is rounds.Choice.PLAY else ("bet", 2 * ante)
+                stakes = [(op.seat, wager, amount)]
+        if not stakes:
+            return
+        game = get_game(round_.game)
+        limits = {w: settlement.Limit(lo, hi) for w, lo, hi in self.setup.limits}
+        for seat, wager, amount in stakes:
+            try:
+                settlement.check_stake(game, limits, wager, amount)
+            except settlement.RoundError as exc:
+                field_name = exc.field if exc.field.startswith("limits.") else "amount"
+                raise StakeRefused(field_name, f"seat {seat}: a {wager} wager of {amount} would not be settled: "
+                                   f"{exc.message} ({game.title} {exc.rule or 'table settings'}); refused",
+                                   exc.rule) from None
 
     def next_round_id(self) -> str:
         """The id the next `open_round` will give (deterministic, so replay agrees)."""
@@ -119,6 +178,19 @@ class RoundPlay:
             # jackpot pool given now if the one given at closing was missing.
             derived: list[Derived] = []
             retry_pool = pool if round_.jackpot_pool is None else None
+        elif self.setup.plays_out_voids and round_.void is not None:
+            # A void ends the round for good (issue 20): it is closed whatever the engine says
+            # of it (the engine settles a void round on its stakes alone, every wager returned;
+            # were it still to refuse, the round stays closed with `settlement_failed` for a
+            # person, 6.1, and is settled again by the next settle), so the next round opens.
+            op = rounds.Settle(jackpot_pool=pool, time_ms=time_ms)
+            self._frozen.pop(round_.round_id, None)
+            done = self._do(round_, op, source="table")
+            if done.refused is not None:
+                return done
+            derived = list(done.derived)
+            if round_.shoe_no is not None:
+                self.shuffle.round_collected(round_.shoe_no, collected_order(round_.placements, round_.cards))
         else:
             op = rounds.Settle(jackpot_pool=pool, time_ms=time_ms)
             self._frozen.pop(round_.round_id, None)  # the round may change: its pickle is stale
@@ -141,12 +213,18 @@ class RoundPlay:
                 self.settlements[round_.round_id] = made
                 derived.append(Derived("settlement", round_.round_id, made))
                 return Applied(tuple(derived), round_id=round_.round_id)
+            if self.setup.plays_out_voids and round_.status is not rounds.RoundStatus.SETTLED:
+                # Settle's last count point found a problem that waits for a person (a flag on
+                # the record, in the answer): the round is not closed, so there is nothing to
+                # settle yet, and nothing failed.
+                return Applied(tuple(derived), round_id=round_.round_id)
         try:
             settlement = self._settlement(round_, retry_pool)
         except Exception as exc:  # noqa: BLE001 - the round is closed; its settlement waits for a person
             # The round is closed (the Settle operation was applied), but the settlement engine
             # refused it: shown and journaled for the shift manager (6.1); replay agrees.
-            body = {"type": "settlement_failed", "round_id": round_.round_id, **error_body(exc), "rule": "6.1"}
+            refused = self._engine_error(round_, exc) if self.setup.plays_out_voids else error_body(exc)
+            body = {"type": "settlement_failed", "round_id": round_.round_id, **refused, "rule": "6.1"}
             derived.append(event(round_.round_id, "settlement_failed", **{k: v for k, v in body.items()
                                                                            if k != "type"}))
             return Applied(tuple(derived), round_id=round_.round_id)
@@ -163,16 +241,44 @@ class RoundPlay:
         try:
             return self._settlement(round_)
         except Exception as exc:  # noqa: BLE001 - any refusal keeps the round in play, named
+            if self.setup.plays_out_voids:
+                named = self._engine_error(round_, exc)
+                raise SettlementRefused(named["field"], f"the settlement engine refused round {round_.round_id}: "
+                                        f"{named['message']}; the round is still in play (give what is missing "
+                                        "and settle again, or void it)", named.get("rule")) from None
             field_name = getattr(exc, "field", None)
             raise SettlementRefused(field_name if isinstance(field_name, str) else "settlement",
                                     f"the settlement engine refused round {round_.round_id}: "
                                     f"{getattr(exc, 'message', None) or exc}; the round is still in play "
                                     "(give what is missing and settle again, or void it)") from None
 
+    def _engine_error(self, round_: Round, exc: Exception) -> dict[str, Any]:
+        """A refusal of the settlement engine as the table names it: a seat by its number, not
+        by its index in the round file (`seats[1].wagers.progressive` is `seat 3.wagers.progressive`),
+        with the engine's message and rule."""
+        body = error_body(exc)
+        field_name = getattr(exc, "field", None)
+        message = str(getattr(exc, "message", None) or exc)
+        field_name = field_name if isinstance(field_name, str) else "settlement"
+        match = _SEAT_INDEX.match(field_name)
+        if match is not None:
+            try:
+                seats = self.export(round_)["seats"]
+                number = int(seats[int(match.group(1))]["seat"])
+            except (ValueError, IndexError, KeyError, TypeError):
+                number = None
+            if number is not None:
+                field_name = f"seat {number}{field_name[match.end():]}"
+                message = f"seat {number}: {message}"
+        body.update(field=field_name, message=message)
+        return body
+
     def _settlement(self, round_: Round, pool: int | None = None) -> dict[str, Any]:
         if pool is not None:
             self.pool_given_late[round_.round_id] = pool
-        parsed = settlement.parse_round(self.export(round_))
+        # Before issue 20 a void round was checked as any other (rule reading 74): its journals
+        # replay so.
+        parsed = settlement.parse_round(self.export(round_), strict_void=not self.setup.plays_out_voids)
         result: dict[str, Any] = settlement.settle(parsed).to_json()
         return {"type": "settlement", "round_id": round_.round_id, "settlement": result}
 
@@ -198,3 +304,13 @@ class RoundPlay:
             return Applied((refusal,), refused=exc, round_id=round_.round_id)
         derived = self._events(round_.round_id, events) + self._shuffle_check(round_)
         return Applied(tuple(derived), round_id=round_.round_id)
+
+
+def void_refusal(round_: Round, what: str) -> rounds.RoundVoidError:
+    """The refusal of `what` (an operation of play) on the void round `round_`."""
+    void = round_.void
+    assert void is not None
+    rules = ", ".join(void.rules)
+    return rounds.RoundVoidError(
+        f"round {round_.round_id} is void ({rules}: {void.reason}); every wager of it is returned, so "
+        f"{what} is refused: settle it (every wager returned) and open the next round", rules)

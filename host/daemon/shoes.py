@@ -6,6 +6,10 @@ failures, cards the shoe holds and the journal lacks), CARD/UNREAD (placed once,
 order, through the round's dealing procedure), KEY and DECK_STATUS (in shoe order: held while
 cards dealt before them are missing) and FAULT, and the controller's `shoe_loaded`.
 
+Under issue 20's rules (`TableSetup.plays_out_voids`) a card for a round already void is
+recorded in it as a card after the void (dealt into no hand) and a key for it is not applied:
+`card_after_void` / `key_after_void`, each referred (6.1).
+
 A shoe's cards are placed by their `(shoe_no, index)` in index order: a card resent after
 a shoe reboot (CARDS_FROM) is placed once, and a card that arrives ahead of a missing one
 waits for it (the core asks for the missing ones with a `cards_requested` event, which the
@@ -14,7 +18,7 @@ live daemon turns into a CARDS_FROM command).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from cardshoe import rounds
@@ -296,7 +300,32 @@ class ShoeFrames:
         head = [] if mismatch is None else [event(self._round_id(), mismatch.pop("type"), **mismatch)]
         if self.current is None or self.current.status is rounds.RoundStatus.SETTLED:
             return head + [self._card_outside_round(shoe, op)]
+        if self.setup.plays_out_voids and self.current.void is not None:
+            # A card for a round already void is recorded in it, dealt into no hand (reading 76).
+            op = replace(op, after_void=True)
         return head + list(self._do(self.current, op, source="shoe").derived)
+
+    def _key_after_void(self, shoe: int, round_: Round, key: int, msg: Mapping[str, Any],
+                        time_ms: int) -> Derived:
+        """The deal-complete or exposure key pressed for a round already void (issue 20 item 2):
+        there is no deal left to count or card to expose in it (every wager is returned), so
+        the press is recorded against the round and referred to the shift manager (6.1), with
+        the shoe's place in the deck as evidence (an exposed card may be the next one out)."""
+        void = round_.void
+        assert void is not None
+        name = KEY_NAMES[key]
+        session = self.shoes.get(shoe)
+        shoe_no = session.shoe_no if session is not None else 0
+        next_index = session.next_index if session is not None and session.shoe_no else None
+        evidence = {"key": key, "key_name": name, "shoe_ms": msg["t_ms"], "time_ms": time_ms, "shoe_no": shoe_no,
+                    "next_index": next_index}
+        return event(round_.round_id, "key_after_void", shoe=shoe, key=key, key_name=name, shoe_no=shoe_no,
+                     rule="6.1", rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                     void_rules=list(void.rules),
+                     detail=f"the shoe's {name} key was pressed after round {round_.round_id} was void "
+                            f"({', '.join(void.rules)}); nothing is counted or exposed in a void round: referred "
+                            "to the shift manager",
+                     evidence=[evidence])
 
     def _card_outside_round(self, shoe: int, card: ShoeCard) -> Derived:
         """A card out of the shoe while no round is in play: before the first round, or after
@@ -403,6 +432,9 @@ class ShoeFrames:
         out = [event(rid, "shoe_key", shoe=shoe, key=key, shoe_ms=msg["t_ms"])]
         if key not in KEY_NAMES:
             return out
+        if self.setup.plays_out_voids and self.current is not None and self.current.void is not None \
+                and self.current.status is not rounds.RoundStatus.SETTLED:
+            return out + [self._key_after_void(shoe, self.current, key, msg, time_ms)]
         if self.current is None or self.current.status in (rounds.RoundStatus.SETTLED, rounds.RoundStatus.BETTING):
             # No round has a card out: nothing for the key to count or expose in a round.
             return out + [self._key_outside_round(shoe, key, msg, time_ms)]

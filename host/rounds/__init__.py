@@ -113,7 +113,9 @@ writes the round format and imports only the state, not the machine)
 
 Events (``events.py``), frozen dataclasses with ``kind`` and ``to_json()``:
     ``WagerAccepted``, ``BetsClosed(seats, expected_cards)``, ``CardPlaced(index, place, card,
-    public, reader_id, shoe_ms)``, ``CardNotDue``, ``HandComplete(position, cards)``,
+    public, reader_id, shoe_ms)``, ``CardNotDue``, ``CardAfterVoid`` (a ``ShoeCard`` with
+    ``after_void``: a card for a round already void, kept among its ``not_due`` cards, dealt into
+    no place, referred under 6.1), ``HandComplete(position, cards)``,
     ``CountChecked(phase, point, expected, dealt)``, ``Flagged(irregularity)`` (new or updated),
     ``FlagResolved(irregularity)``, ``HandsRebuilt(flag, placements)``, ``SeatVoided``,
     ``RoundVoided``, ``DecisionRecorded``, ``ExposureRecorded``, ``RoundSettled``.
@@ -137,7 +139,9 @@ Errors (``errors.py``): ``RoundOperationError`` (ValueError) and subclasses
     ``shoe_index`` and ``place`` name different cards); ``UnequalWagersError`` (a
     ``BadAmountError``: Let It Ride's 1, 2 and $ unequal or incomplete, 3.4); ``CandidateError``
     (a confirmation naming no candidate of a PLACEMENT_PROPOSED flag, or none of several);
-    ``MissingInputError`` (a ``WrongStateError`` with ``field``: an input the round lacks).
+    ``MissingInputError`` (a ``WrongStateError`` with ``field``: an input the round lacks);
+    ``RoundVoidError`` (a ``WrongStateError`` with ``rule``: play on a void round, refused by
+    the table before it reaches the round).
 """
 
 from .errors import (
@@ -150,6 +154,7 @@ from .errors import (
     MissingInputError,
     ProcedureError,
     RoundOperationError,
+    RoundVoidError,
     UnequalWagersError,
     UnknownFlagError,
     UnknownWagerError,
@@ -158,6 +163,7 @@ from .errors import (
 )
 from .events import (
     BetsClosed,
+    CardAfterVoid,
     CardEvidence,
     CardNotDue,
     CardPlaced,
@@ -224,8 +230,9 @@ from .round import Exposure, Round, RoundStatus
 __all__ = [
     "BadAmountError", "BadSeatError", "DecisionError", "DuplicateShoeIndexError", "ExposureMismatchError", "ProcedureError",
     "UnequalWagersError", "CandidateError", "MissingInputError", "PlacementCandidate",
-    "RoundOperationError", "UnknownFlagError", "UnknownWagerError", "WagersClosedError", "WrongStateError",
-    "BetsClosed", "CardEvidence", "CardNotDue", "CardPlaced", "CountChecked", "CountReport", "DecisionKind",
+    "RoundOperationError", "RoundVoidError", "UnknownFlagError", "UnknownWagerError", "WagersClosedError", "WrongStateError",
+    "BetsClosed", "CardAfterVoid", "CardEvidence", "CardNotDue", "CardPlaced", "CountChecked", "CountReport",
+    "DecisionKind",
     "DecisionRecorded", "Event", "ExposureRecorded", "FlagResolved", "Flagged", "HandComplete", "HandsRebuilt",
     "Irregularity", "IrregularityKind", "RoundSettled", "RoundVoided", "SeatVoided", "VoidMark", "WagerAccepted",
     "ChangeWager", "Choice", "DealComplete", "Decision", "DeckFault", "DeckIrregularity", "ExposureDeclared",

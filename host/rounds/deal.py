@@ -16,7 +16,18 @@ from __future__ import annotations
 
 from .counts import count_flag
 from .errors import DuplicateShoeIndexError, RoundOperationError, WrongStateError
-from .events import CardEvidence, CardNotDue, CardPlaced, CountChecked, DecisionKind, Event, HandComplete, Irregularity, IrregularityKind
+from .events import (
+    CardAfterVoid,
+    CardEvidence,
+    CardNotDue,
+    CardPlaced,
+    CountChecked,
+    DecisionKind,
+    Event,
+    HandComplete,
+    Irregularity,
+    IrregularityKind,
+)
 from .irregularities import deck_flag
 from .operations import DealComplete, DeckFault, ShoeCard
 from .places import PlaceKind, Position
@@ -35,9 +46,14 @@ def verify_shoe_card(rnd: RoundState, op: ShoeCard) -> None:
         raise DuplicateShoeIndexError(f"shoe {op.shoe_no} card {op.index} is already in round {rnd.round_id}")
     if any(c.shoe_no == op.shoe_no and c.index == op.index for c in rnd.other_shoe_cards):
         raise DuplicateShoeIndexError(f"shoe {op.shoe_no} card {op.index} is already in round {rnd.round_id}")
+    if op.after_void and rnd.void is None:
+        raise WrongStateError(f"round {rnd.round_id} is not void; shoe card {op.index} is dealt, not recorded after a void")
 
 
 def do_shoe_card(rnd: RoundState, op: ShoeCard, events: list[Event]) -> None:
+    if op.after_void:
+        _after_void(rnd, op, events)
+        return
     if rnd.shoe_no is not None and op.shoe_no != rnd.shoe_no:
         # A card of another shoe session in the same round: not of the deck in use (5.1).
         rnd.other_shoe_cards.append(op)
@@ -67,6 +83,28 @@ def do_shoe_card(rnd: RoundState, op: ShoeCard, events: list[Event]) -> None:
             rnd.phase_states[last].indices.append(op.index)
         _not_due(rnd, op, last, events)
     _check_card_identity(rnd, op, events)
+
+
+def _after_void(rnd: RoundState, op: ShoeCard, events: list[Event]) -> None:
+    """A card out of the shoe for the round already void: every wager of the round is returned
+    (5.1.1; 6.1 for a supervisor's void), so no hand takes it and nothing is counted or flagged
+    by it. It is kept in the round's cards among those not dealt into a place (an
+    ``out_of_play`` discard of the round file) and referred to the shift manager: no rule says
+    what a card drawn after a void is (reading 76; 6.1 for every game, as the table's other
+    referrals, reading 47)."""
+    assert rnd.void is not None
+    if rnd.shoe_no is not None and op.shoe_no != rnd.shoe_no:
+        rnd.other_shoe_cards.append(op)  # another session's index may repeat this one's
+    else:
+        rnd.shoe_no = op.shoe_no
+        rnd.cards[op.index] = op
+        rnd.not_due.append(op.index)
+    evidence = CardEvidence(op.index, op.code, op.reader_id, op.shoe_ms, op.time_ms)
+    rules = ", ".join(rnd.void.rules)
+    events.append(CardAfterVoid(
+        op.index, op.code, op.reader_id, op.shoe_ms, rnd.void.rules, "6.1", ("6.1",), DecisionKind.REFERRED.value,
+        f"shoe card {op.index} left the shoe after round {rnd.round_id} was void ({rules}); it is dealt into no "
+        "hand: referred to the shift manager", (evidence,)))
 
 
 def _hand_complete(rnd: RoundState, position: Position, events: list[Event]) -> None:

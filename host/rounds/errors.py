@@ -17,6 +17,7 @@ __all__ = [
     "UnequalWagersError",
     "CandidateError",
     "MissingInputError",
+    "RoundVoidError",
 ]
 
 
@@ -82,3 +83,14 @@ class MissingInputError(WrongStateError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class RoundVoidError(WrongStateError):
+    """An operation of play on a round that is void (5.1-5.4, 5.8; Let It Ride 5.1-5.5; a
+    supervisor's void, 6.1): every wager of it is returned, so nothing more is played in it.
+    ``rule`` names the rules that voided it. Raised by the table (cardshoe.daemon) before the
+    operation reaches the round, so rounds recorded before issue 20 still replay."""
+
+    def __init__(self, message: str, rule: str) -> None:
+        super().__init__(message)
+        self.rule = rule

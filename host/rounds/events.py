@@ -26,6 +26,7 @@ __all__ = [
     "BetsClosed",
     "CardPlaced",
     "CardNotDue",
+    "CardAfterVoid",
     "HandComplete",
     "CountChecked",
     "Flagged",
@@ -214,6 +215,25 @@ class CardNotDue(_Event):
 
 
 @dataclass(frozen=True)
+class CardAfterVoid(_Event):
+    """A card that left the shoe for a round already void (issue 20): recorded in the round,
+    dealt into no hand, and referred to the shift manager (``rules``: 6.1) with the card as
+    ``evidence``; ``void_rules`` are the rules that voided the round."""
+
+    kind: ClassVar[str] = "card_after_void"
+    index: int
+    card: int | None
+    reader_id: str
+    shoe_ms: int
+    void_rules: tuple[str, ...]
+    rule: str
+    rules: tuple[str, ...]
+    decision: str
+    detail: str
+    evidence: tuple[CardEvidence, ...]
+
+
+@dataclass(frozen=True)
 class HandComplete(_Event):
     kind: ClassVar[str] = "hand_complete"
     position: Position
@@ -295,6 +315,7 @@ Event = Union[
     BetsClosed,
     CardPlaced,
     CardNotDue,
+    CardAfterVoid,
     HandComplete,
     CountChecked,
     Flagged,

@@ -136,7 +136,9 @@ class ShoeCard:
     ``index`` is its 1-based position in shoe session ``shoe_no``; ``code`` 0..51, or None when
     the card left unread or its ID maps to no card; ``reader_id`` the raw reader ID as hex;
     ``shoe_ms`` the shoe's clock when the exit sensor fired. ``duplicate``/``foreign`` are the
-    shoe's flags for this card.
+    shoe's flags for this card. ``after_void``: the card came for a round already void, and is
+    recorded in it as a card after the void, dealt into no hand (the table's rules of issue 20;
+    a card without it is dealt as before, so rounds recorded earlier replay as they were).
     """
 
     OP: ClassVar[str] = "shoe_card"
@@ -151,6 +153,7 @@ class ShoeCard:
     duplicate: bool = False
     foreign: bool = False
     time_ms: int = 0
+    after_void: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,7 +24,19 @@ from .result import (
     Settlement,
     WagerResult,
 )
-from .round import Exposure, Irregularity, IrregularityKind, Jackpot, Limit, PowerFailure, Round, Seat, parse_round
+from .round import (
+    Exposure,
+    Irregularity,
+    IrregularityKind,
+    Jackpot,
+    Limit,
+    PowerFailure,
+    Round,
+    Seat,
+    check_stake,
+    limit_of,
+    parse_round,
+)
 from .settle import settle
 
 __all__ = [
@@ -47,12 +59,14 @@ __all__ = [
     "SeatResult",
     "Settlement",
     "WagerResult",
+    "check_stake",
+    "limit_of",
     "parse_round",
     "settle",
     "settle_json",
 ]
 
 
-def settle_json(data: Any) -> dict[str, Any]:
-    """Parse, settle and return the settlement as JSON-ready data."""
-    return settle(parse_round(data)).to_json()
+def settle_json(data: Any, *, strict_void: bool = False) -> dict[str, Any]:
+    """Parse, settle and return the settlement as JSON-ready data (``strict_void``: see parse_round)."""
+    return settle(parse_round(data, strict_void=strict_void)).to_json()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from collections.abc import Mapping
 from typing import Any
 
 from cardshoe.cards import RANKS, CardError, card_text, parse_card
@@ -31,6 +32,8 @@ __all__ = [
     "parse_round",
     "invalidated_hands",
     "VOID_KINDS",
+    "check_stake",
+    "limit_of",
 ]
 
 FORMAT = "cardshoe.round/1"
@@ -158,16 +161,7 @@ class Round:
 
     def limit(self, wager: str) -> Limit:
         """The limits of ``wager``; play/bet/two/dollar default from ante/one (docs)."""
-        if wager in self.limits:
-            return self.limits[wager]
-        if wager == "play" and "ante" in self.limits:
-            return self.limits["ante"]
-        if wager == "bet" and "ante" in self.limits:
-            ante = self.limits["ante"]
-            return Limit(2 * ante.min, 2 * ante.max)
-        if wager in ("two", "dollar") and "one" in self.limits:
-            return self.limits["one"]
-        raise RoundError(f"limits.{wager}", "missing: the table limits of this wager are needed")
+        return limit_of(self.limits, wager)
 
     def seat(self, number: int) -> Seat:
         """The seat numbered ``number``."""
@@ -448,25 +442,68 @@ def _check_seat_play(rnd: Round, seat: Seat, field: str, returned: bool) -> None
         raise RoundError(f"{field}.declined_comparison", f"{game.title} has no comparison with a dealer")
 
 
+def limit_of(limits: Mapping[str, Limit], wager: str) -> Limit:
+    """The table's limits of ``wager``; play and bet default from the ante's (the ante's, twice
+    the ante's), two and dollar from the one's (docs/round-format.md). Raises RoundError
+    (``limits.<wager>``) when the table gives none."""
+    if wager in limits:
+        return limits[wager]
+    if wager == "play" and "ante" in limits:
+        return limits["ante"]
+    if wager == "bet" and "ante" in limits:
+        ante = limits["ante"]
+        return Limit(2 * ante.min, 2 * ante.max)
+    if wager in ("two", "dollar") and "one" in limits:
+        return limits["one"]
+    raise RoundError(f"limits.{wager}", "missing: the table limits of this wager are needed")
+
+
+def check_stake(game: Game, limits: Mapping[str, Limit], wager: str, stake: int, *, field: str = "") -> None:
+    """Raise RoundError if settlement would refuse ``stake`` on ``wager`` at a table with
+    ``limits``: the table gives no limits for the wager, or a progressive stake is not a whole
+    number of minimum wagers, not a multiple the game allows or over its maximum (reading 13:
+    TCP/MTCP 3.5 exactly the minimum, XT/SSP 3.5.3 one to five times it, LIR 3.5 any whole
+    number; 3.4 "within the minimum and maximum limits displayed at the table"). Any other
+    stake is settled, a base wager outside its limits by 5.13/5.14 (reading 75). The error's
+    field is ``<field>.wagers.<wager>`` (``wagers.<wager>`` without ``field``) and its ``rule``
+    the game's. The table checks each wager with this when it is placed (issue 20);
+    parse_round checks each seat's progressive with it."""
+    limit = limit_of(limits, wager)
+    if wager != "progressive":
+        return
+    where = f"{field}.wagers.{wager}" if field else f"wagers.{wager}"
+    multiples = game.progressive.multiples
+    rule = game.rules.get("progressive_multiples") or game.rule("progressive_wager")
+    if stake % limit.min:
+        raise RoundError(where, f"{stake} is not a whole number of minimum wagers of {limit.min}", rule=rule)
+    k = stake // limit.min
+    if multiples is not None and k not in multiples:
+        allowed = ", ".join(str(m) for m in multiples)
+        raise RoundError(where, f"{k} x the minimum is not allowed (allowed: {allowed})", rule=rule)
+    if stake > limit.max:
+        # 3.4: the limits displayed at the table. Let It Ride's 3.4 names none: its 3.5, the credits.
+        over = game.rule("progressive_wager" if game.id == _LET_IT_RIDE else "base_wager")
+        raise RoundError(where, f"{stake} is over the progressive maximum {limit.max}", rule=over)
+
+
 def _check_progressive(rnd: Round, seat: Seat, field: str) -> None:
     """The progressive stake is a legal multiple of the minimum (TCP 3.5.3, Xtreme 3.5.3...)."""
     stake = seat.wagers.get("progressive")
     if stake is None:
         return
-    limit = rnd.limit("progressive")
-    multiples = rnd.game.progressive.multiples
-    if stake % limit.min:
-        raise RoundError(f"{field}.wagers.progressive", f"{stake} is not a whole number of minimum wagers of {limit.min}")
-    k = stake // limit.min
-    if multiples is not None and k not in multiples:
-        allowed = ", ".join(str(m) for m in multiples)
-        raise RoundError(f"{field}.wagers.progressive", f"{k} x the minimum is not allowed (allowed: {allowed})")
-    if stake > limit.max:
-        raise RoundError(f"{field}.wagers.progressive", f"{stake} is over the progressive maximum {limit.max}")
+    check_stake(rnd.game, rnd.limits, "progressive", stake, field=field)
 
 
-def parse_round(data: Any) -> Round:
-    """Parse and check a round (docs/round-format.md); raise RoundError naming the field."""
+def parse_round(data: Any, *, strict_void: bool = False) -> Round:
+    """Parse and check a round (docs/round-format.md); raise RoundError naming the field.
+
+    A void round (its irregularities or two exposures during the deal void it) returns every
+    wager as staked (5.1-5.4, 5.8; Let It Ride 5.1-5.5), so only its form is checked: what its
+    stakes, decisions and cards would have needed to settle on their merits (the table's
+    limits, the progressive's multiples, Let It Ride's three equal wagers, the decisions, the
+    card counts, the pool) cannot keep it from closing, and it may hold no seat at all (a round
+    voided before any wager; rule reading 74). ``strict_void`` checks a void round as any
+    other, as cardshoe did before issue 20: for replaying the journals it wrote then."""
     top = _obj(data, "round")
     _check_keys(top, _TOP_KEYS, "")
     if top.get("format") != FORMAT:
@@ -507,8 +544,6 @@ def parse_round(data: Any) -> Round:
         limits[name] = Limit(low, high)
 
     seats_raw = _list(top.get("seats"), "seats")
-    if not seats_raw:
-        raise RoundError("seats", "a round has at least one seat with a wager")
     if len(seats_raw) > MAX_SEAT:
         # Checked before any seat is parsed: a long list costs nothing to refuse.
         raise RoundError("seats", f"{len(seats_raw)} seats listed; a table has at most {MAX_SEAT}")
@@ -626,7 +661,11 @@ def parse_round(data: Any) -> Round:
         power_failure=power_failure,
         jackpot=jackpot,
     )
-    _check_round(rnd)
+    void_as_staked = rnd.is_void and not strict_void
+    if not rnd.seats and not void_as_staked:
+        raise RoundError("seats", "a round has at least one seat with a wager")
+    if not void_as_staked:
+        _check_round(rnd)
     return rnd
 
 

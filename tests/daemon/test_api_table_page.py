@@ -134,3 +134,16 @@ def test_unnamed_events_reach_onmessage(tcp: Table) -> None:
     assert len(blocks) == 3 and not [b for b in blocks if "\nevent:" in b or b.startswith("event:")]
     named = tcp.client.get("/events?after=0&limit=3").text
     assert named.count("\nevent: ") == 3
+
+
+def test_a_referral_in_the_pit_view_carries_no_card_value_even_in_its_text() -> None:
+    from cardshoe.api.app import _pit_referral
+
+    referral = {"id": 9, "type": "card_after_void", "card": "Qs", "reader_id": "CS00C0FFEEQS7",
+                "detail": "shoe card 17 (Qs) left the shoe after the void; not Qsx",
+                "evidence": [{"index": 17, "card": "Qs", "reader_id": "CS00C0FFEEQS7"}]}
+    pit = _pit_referral(referral)
+    assert pit["card"] is None and "reader_id" not in pit
+    assert pit["evidence"] == [{"index": 17, "card": None}]
+    assert pit["detail"] == "shoe card 17 (??) left the shoe after the void; not Qsx"
+    assert referral["card"] == "Qs"  # the caller's copy is not changed

@@ -59,6 +59,8 @@ def test_a_toml_table_file_with_command_line_overrides(tmp_path: Path) -> None:
     ('[table]\ngame = "three-card-poker"\nseats = 9\n[shoe]\nport = "x"', "table.seats"),
     ('[table]\ngame = "three-card-poker"\nseats = "7"\n[shoe]\nport = "x"', "table.seats"),
     ('[table]\ngame = "three-card-poker"\nseats = 7\nmethod = "B"\n[shoe]\nport = "x"', "table.method"),
+    # Xtreme deals by method A, B or C (3.7): without one no round could ever be opened (issue 20).
+    ('[table]\ngame = "megalink-three-card-poker-xtreme"\nseats = 7\n[shoe]\nport = "x"', "table.method"),
     ('[table]\ngame = "three-card-poker"\nseats = 7\n[shoe]\nport = "x"\n[limits]\nante = { min = 5 }', "limits.ante"),
     ('[table]\ngame = "three-card-poker"\nseats = 7\n[shoe]\nport = "x"\n[tabel]\nx = 1', "tabel"),
     ('[table]\ngame = "three-card-poker"\nseats = 7', "port"),

@@ -339,6 +339,8 @@ function describe(msg) {
     }
     case "input_refused": return `${rid}REFUSED ${d.op || d.action || ""}: ${d.message || d.error || ""}`;
     case "shoe_key": return `shoe key: ${KEY_NAMES[d.key] || d.key}`;
+    case "card_after_void": return `${rid}card ${d.index} AFTER THE VOID (${card(d.card)}), referred`;
+    case "key_after_void": return `${rid}shoe key ${d.key_name || d.key} AFTER THE VOID, referred`;
     case "count_checked": return `${rid}count at ${(d.point || "").replace("_", " ")}: ${d.dealt} of ${plural(d.expected, "card", "cards")}`;
     case "hands_rebuilt": return `${rid}hands rebuilt (flag #${d.flag})`;
     case "round_settled": return `${rid}round closed${d.void ? " (void: wagers returned)" : ""}`;
@@ -889,13 +891,23 @@ function drawWaiting(status, snap) {
   if (shoe && shoe.integrity && shoe.integrity.names.length) {
     add("integrity", "Shoe integrity:", integrityText(shoe.integrity), clearButton(shoe.integrity.bits, 0));
   }
+  // Referrals, those of one kind for one round together (the cards after a void: one line).
+  const groups = new Map();
   for (const r of status.referrals || []) {
-    const btn = isSupervisor() ? el("button", { class: "ack", "data-entry": r.id }, "Seen, referred") : null;
-    if (btn) btn.addEventListener("click", () => acknowledge(r, btn));
-    add("referral", `Referral (${(r.rules || []).join(", ")}) ${r.type}:`, r.detail || "",
+    const key = `${r.type} ${r.round_id || r.after_round || ""}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(r);
+  }
+  for (const group of groups.values()) {
+    const r = group[0];  // the newest
+    const btn = isSupervisor() ? el("button", { class: "ack", "data-entry": group.map((x) => x.id).join(" ") },
+                                    "Seen, referred") : null;
+    if (btn) btn.addEventListener("click", () => acknowledge(group, btn));
+    const what = `Referral (${(r.rules || []).join(", ")}) ${r.type}${group.length > 1 ? ` x${group.length}` : ""}:`;
+    add("referral", what, r.detail || "",
         [el("span", { class: "when" }, clock(r.t_ns)), btn, el("span", { class: "error", role: "alert" })]);
   }
-  if (snap && state.viewing === null && snap.status !== "settled" && !snap.void) {
+  if (snap && state.viewing === null && snap.status !== "settled") {
     const refused = (snap.refusals || []).filter((r) => r.latest);
     const last = refused.length ? refused[refused.length - 1] : null;
     if (last) {
@@ -903,7 +915,7 @@ function drawWaiting(status, snap) {
           `${last.message || ""} (${last.error || last.type}${last.rule ? `, rule ${last.rule}` : ""})`,
           [el("span", { class: "when" }, clock(last.t_ns))]);
     }
-    for (const f of (snap.irregularities || []).filter((x) => OPEN_DECISIONS.has(x.decision))) {
+    for (const f of (snap.void ? [] : snap.irregularities || []).filter((x) => OPEN_DECISIONS.has(x.decision))) {
       add("flag", `Flag #${f.id} ${f.kind} (rules ${(f.rules || []).join(", ")}):`, `waits for ${WAITING[f.decision]}`);
     }
   }
@@ -930,12 +942,12 @@ function clearButton(integrityMask, faultMaskBits) {
   return [b, err];
 }
 
-async function acknowledge(referral, button) {
+async function acknowledge(referrals, button) {
   const err = button.parentElement.querySelector(".error");
   const who = supervisorName(err);
   if (!who) return;
   try {
-    await api("POST", `/referrals/${referral.id}/acknowledge`, { by: who });
+    for (const r of referrals) await api("POST", `/referrals/${r.id}/acknowledge`, { by: who });
     scheduleRefresh(0);
   } catch (e) {
     if (err) err.textContent = " " + e.message;
