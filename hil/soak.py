@@ -82,6 +82,10 @@ class SoakTotals:
     rounds_void: dict[str, int] = field(default_factory=dict)
     rounds_voided_by_supervisor: int = 0
     waits_timed_out: int = 0  # rounds where the daemon never showed every card dealt
+    # The dealer's own pace, by the bench's clock: seconds from each round's first card to its
+    # last, and the card-to-card intervals in them (what the shift report's dealing pace measures).
+    deal_seconds: float = 0.0
+    deal_intervals: int = 0
     mismatches: int = 0
     problems: list[str] = field(default_factory=list)
     duplicates_dropped: int = 0
@@ -543,6 +547,9 @@ def _soak_round(table: _Table, seats: list[int], fault: str | None, card_fault: 
         if i == fault_at:
             dealer.fault(fault or "")
     dealer.finish()
+    if len(ledger.cards) > 1:
+        totals.deal_seconds += ledger.cards[-1].t - ledger.cards[0].t
+        totals.deal_intervals += len(ledger.cards) - 1
     bench.key("deal_complete")
     # The table's screen: wait (generously) until the daemon shows as many cards as the
     # dealer dealt; a card the shoe lost never comes, and the wait ends without it.

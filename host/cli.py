@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("cardshoe.journal.replay", "rebuild every round from a journal and check it"),
     "evidence": ("cardshoe.evidence.cli", "export a round's signed evidence file, or verify one offline"),
     "parsheet": ("cardshoe.parsheet.cli", "exact probabilities and house edge of a game's wagers"),
+    "report": ("cardshoe.report.cli", "the shift report: pace, hold against the exact theoretical, ratings, alarms"),
     "decode": ("cardshoe.protocol.decode", "dissect a capture of the wire protocol into JSON lines"),
     "floor": ("cardshoe.floor.cli", "the casino floor: every table's journal, the linked progressive, a search"),
     "bench": ("cardshoe.benchmarks", "run the benchmark scripts and print their figures"),

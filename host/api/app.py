@@ -533,6 +533,61 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
         409 before every decision is in, while a flag waits for a person, or before the deal."""
         return _done(control().settle(round_id, None if body is None else body.jackpot_pool))
 
+    # -- who deals, who plays (issue 23 item 1; docs/api.md, "Staff and players") ------------
+    #: Who may sign whom on: the dealer's own controller or the pit signs a dealer on or off
+    #: (a relief is often entered from the podium); only the pit signs a supervisor.
+    sign_roles = {"dealer": frozenset({"controller", "supervisor"}), "supervisor": frozenset({"supervisor"})}
+
+    def may(request: Request, who: Principal, allowed: frozenset[str], what: str) -> None:
+        if not who.roles & allowed:
+            raise guard.refuse(request, 403, "role", f"{what} needs the {' or '.join(sorted(allowed))} role (you "
+                               f"have: {', '.join(sorted(who.roles)) or 'none'})", "Forbidden", who)
+
+    @app.get("/shift", dependencies=reader, tags=["report"], responses=_errors(*_READ))
+    def shift() -> dict[str, Any]:
+        """The shift's live figures (docs/report.md): pace, hold against the exact theoretical with
+        z and band by wager, dealer, seat and player, flags by rule, and the hold alarms standing."""
+        if daemon.live is None:
+            raise HTTPException(503, {"field": "daemon", "message": "not started", "error": "NotReady"})
+        figures: dict[str, Any] = daemon.live.figures()
+        figures.pop("series", None)  # per round: for the printed report's charts, not a page refreshed live
+        figures["staff"] = control().staff_on()
+        return figures
+
+    @app.get("/staff", dependencies=reader, tags=["staff"], response_model=m.StaffOn, responses=_errors(*_READ))
+    def staff() -> dict[str, Any]:
+        """Who is on at the table: the dealer, the supervisor and the player id of each seat."""
+        return control().staff_on()
+
+    @app.post("/staff/sign-on", tags=["staff"], response_model=m.Done, response_model_exclude_unset=True,
+              responses=_errors(*_WRITE))
+    def sign_on(body: m.SignOnIn, request: Request, who: Principal = read_dep) -> dict[str, Any]:
+        """A dealer (controller or supervisor role) or a supervisor (supervisor role) signs on; journaled.
+        Rounds are attributed to the dealer on when their bets close."""
+        may(request, who, sign_roles[body.role], f"signing a {body.role} on")
+        return _done(control().sign_on(body.role, body.staff_id))
+
+    @app.post("/staff/sign-off", tags=["staff"], response_model=m.Done, response_model_exclude_unset=True,
+              responses=_errors(*_WRITE))
+    def sign_off(body: m.SignOffIn, request: Request, who: Principal = read_dep) -> dict[str, Any]:
+        """The dealer or supervisor on signs off (409 when nobody, or somebody else, is on)."""
+        may(request, who, sign_roles[body.role], f"signing a {body.role} off")
+        return _done(control().sign_off(body.role, body.staff_id))
+
+    @app.put("/seats/{seat}/player", tags=["staff"], response_model=m.Done, response_model_exclude_unset=True,
+             responses=_errors(*_WRITE))
+    def seat_player(seat: SeatPath, body: m.PlayerIn, request: Request, who: Principal = read_dep) -> dict[str, Any]:
+        """The player id (rating card) at a seat (controller or supervisor); the ratings are built from it."""
+        may(request, who, sign_roles["dealer"], "a player id")
+        return _done(control().seat_player(seat, body.player_id))
+
+    @app.delete("/seats/{seat}/player", tags=["staff"], response_model=m.Done, response_model_exclude_unset=True,
+                responses=_errors(*_WRITE))
+    def seat_left(seat: SeatPath, request: Request, who: Principal = read_dep) -> dict[str, Any]:
+        """The rated player of a seat left (409 when the seat has no player id)."""
+        may(request, who, sign_roles["dealer"], "a player id")
+        return _done(control().seat_player(seat, None))
+
     @app.put("/jackpot", dependencies=controller, tags=["table"], response_model=m.Done,
              response_model_exclude_unset=True, responses=_errors(*_WRITE))
     def jackpot(body: m.AmountIn) -> dict[str, Any]:

@@ -250,6 +250,29 @@ class AcknowledgeIn(BaseModel):
     note: str | None = Field(None, max_length=200)
 
 
+_ID_PATTERN = r"^\S(.*\S)?$"
+
+
+class SignOnIn(BaseModel):
+    """A dealer or supervisor signing on at the table (a badge's id)."""
+
+    model_config = _STRICT
+    role: Literal["dealer", "supervisor"]
+    staff_id: str = Field(min_length=1, max_length=64, pattern=_ID_PATTERN, description="the badge's id")
+
+
+class SignOffIn(BaseModel):
+    model_config = _STRICT
+    role: Literal["dealer", "supervisor"]
+    staff_id: str | None = Field(None, min_length=1, max_length=64, pattern=_ID_PATTERN,
+                                 description="when given, must be the one signed on")
+
+
+class PlayerIn(BaseModel):
+    model_config = _STRICT
+    player_id: str = Field(min_length=1, max_length=64, pattern=_ID_PATTERN, description="the rating card's id")
+
+
 class SettleIn(BaseModel):
     model_config = _STRICT
     jackpot_pool: Amount | None = Field(None, description="minor units; default: the pool last set")
@@ -680,3 +703,10 @@ class ErrorBody(BaseModel):
 
     detail: Problem
 
+
+class StaffOn(_Out):
+    """Who is on at the table now."""
+
+    dealer: str | None
+    supervisor: str | None
+    players: dict[str, str] = Field(description="seat -> player id")

@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, str] = {
     "daemon": "card-to-event latency over a pseudo-terminal with the journal on, CPU per card",
     "floor": "1, 10, 100 tables into one PostgreSQL with a restart and a cut: ingest rate, pool-update latency",
     "shuffle": "the shuffle alarm: false alarms over 7-riffle decks, detection of 0, 1 and 2 riffles",
+    "report": "the shift report: a gaming day of one table, and 100 tables from the floor store",
 }
 
 

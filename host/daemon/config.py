@@ -31,6 +31,11 @@ holds the same settings and more, and command-line options override it. Example:
     [let_it_ride]
     draw_magic = false                  # true: draw Magic Card and Lucky Player with `secrets`
 
+    [alarm]                             # the hold alarm (docs/report.md, "The alarm")
+    z = 3.0                             # family-wise z: all tests watched, at one look
+    min_rounds = 100                    # a group is tested from this many rounds
+    sides = "both"                      # or "low": only the house winning too little
+
     [limits]                            # table minimum and maximum per wager, minor units
     ante = { min = 2500, max = 250000 }
     pair_plus = { min = 2500, max = 100000 }
@@ -122,6 +127,9 @@ class TableConfig:
     floor_token_file: Path | None = None
     evidence_dir: Path | None = None
     table_key: Path | None = None
+    alarm_z: float = 3.0
+    alarm_min_rounds: int = 100
+    alarm_sides: str = "both"
 
     def evidence_folder(self) -> Path:
         """Where evidence files are written: `[evidence] dir`, else `<journal stem>.evidence` beside the journal."""
@@ -209,7 +217,7 @@ def load_toml(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"--config: {path} is not valid TOML: {exc}") from exc
     known = {"table", "shoe", "journal", "api", "let_it_ride", "link", "limits", "jackpot", "roles", "evidence",
-             "floor"}
+             "floor", "alarm"}
     for section in data:
         if section not in known:
             raise ConfigError(f"{section}: unknown section in {path} (known: {', '.join(sorted(known))})")
@@ -239,6 +247,23 @@ def load_toml(path: Path) -> dict[str, Any]:
         out["listen_host"], out["listen_port"] = parse_listen(listen)
     if (draw := _get(data.get("let_it_ride", {}), "draw_magic", bool, "let_it_ride")) is not None:
         out["draw_magic"] = draw
+    alarm = data.get("alarm", {})
+    for key in alarm:
+        if key not in ("z", "min_rounds", "sides"):
+            raise ConfigError(f"alarm.{key}: unknown key (known: z, min_rounds, sides)")
+    z = alarm.get("z")
+    if z is not None:
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or not 0 < z < 40:
+            raise ConfigError("alarm.z: a number above 0 (3.0: about 3 false alarms in 1,000 looks at everything)")
+        out["alarm_z"] = float(z)
+    if (mr := _get(alarm, "min_rounds", int, "alarm")) is not None:
+        if mr < 1:
+            raise ConfigError("alarm.min_rounds: at least 1")
+        out["alarm_min_rounds"] = mr
+    if (sides := _get(alarm, "sides", str, "alarm")) is not None:
+        if sides not in ("both", "low"):
+            raise ConfigError("alarm.sides: \"both\" or \"low\"")
+        out["alarm_sides"] = sides
     limits = []
     for wager, value in data.get("limits", {}).items():
         if not isinstance(value, dict):

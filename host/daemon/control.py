@@ -57,7 +57,7 @@ class Refused(Exception):
 #: controller. Every refusal of a well-formed request by the round or the table is 409 (the
 #: request is right, the table's state, its game's rules or its settings refuse it: show the
 #: dealer the message), or 404 when the round or the flag it names does not exist.
-_INPUT_STATUS = {"round_id": 404, "round": 409, "jackpot.reset": 409}
+_INPUT_STATUS = {"round_id": 404, "round": 409, "jackpot.reset": 409, "staff_id": 409, "player_id": 409, "seat": 409}
 
 
 def _refused(error: Exception) -> Refused:
@@ -353,6 +353,27 @@ class TableControl:
                                           "table_pool_after": jackpot.get("pool_after"),
                                           "floor_pool_after": assigned["pool_after"]}, publish=True)
         return done
+
+    # -- who deals, who plays (issue 23 item 1) ------------------------------------------
+    def sign_on(self, role: str, staff_id: str) -> Done:
+        """A dealer or supervisor signs on at the table (the one on before is replaced)."""
+        return self._submit({"action": "staff", "role": role, "staff_id": staff_id, "on": True})
+
+    def sign_off(self, role: str, staff_id: str | None) -> Done:
+        """The dealer or supervisor on signs off (`staff_id`, when given, must be the one on)."""
+        body: dict[str, Any] = {"action": "staff", "role": role, "on": False}
+        if staff_id is not None:
+            body["staff_id"] = staff_id
+        return self._submit(body)
+
+    def seat_player(self, seat: int, player_id: str | None) -> Done:
+        """The player id (a rating card) of a seat; None: the player left."""
+        return self._submit({"action": "player", "seat": seat, "player_id": player_id})
+
+    def staff_on(self) -> dict[str, Any]:
+        """Who is on now: dealer, supervisor, players by seat."""
+        with self.service.lock:
+            return self.service.core.staff_on()
 
     def set_jackpot_pool(self, amount: int) -> Done:
         """The progressive pool as the jackpot system displays it (minor units); on a linked

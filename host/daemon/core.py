@@ -10,7 +10,7 @@ Inputs are journal entries of two kinds:
 - `frame`: an accepted shoe frame, decoded (`{"type": "CARD", ...fields}`), for a shoe.
 - `input`: a table-controller or daemon input, `{"action": ..., ...}`:
   `open_round`, `op` (a `cardshoe.rounds` operation for the current round),
-  `settle`, `jackpot_pool`, `shoe_loaded`.
+  `settle`, `jackpot_pool`, `shoe_loaded`, `staff` and `player` (who deals, who plays).
 
 A shoe's cards are placed by their `(shoe_no, index)` in index order: a card resent after
 a shoe reboot (CARDS_FROM) is placed once, and a card that arrives ahead of a missing one
@@ -28,7 +28,8 @@ are lost, and flagged as missing.
 
 The core is one class made of parts, one module each: `shoes` (shoe sessions and their
 frames), `play` (rounds: open, operate, settle, export), `jackpot` (the pool and the
-progressive's settings), `shufflewatch` (the shuffle alarm) and `archive` (checkpoints);
+progressive's settings), `shufflewatch` (the shuffle alarm), `staff` (dealer and supervisor
+sign-on, player ids by seat, each round's attribution) and `archive` (checkpoints);
 `outcome` holds the values they share. This module dispatches each input to its part.
 """
 
@@ -56,6 +57,7 @@ from cardshoe.daemon.outcome import (
 from cardshoe.daemon.play import KEEP_ROUNDS, RoundPlay
 from cardshoe.daemon.shoes import ShoeFrames, ShoeSession
 from cardshoe.daemon.shufflewatch import ShuffleWatch
+from cardshoe.daemon.staff import StaffRoster
 from cardshoe.rounds import Round, RoundOperationError
 from cardshoe.shuffle.book import ShuffleBook
 
@@ -68,7 +70,7 @@ __all__ = [
 ]
 
 
-class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, ShuffleWatch):
+class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, ShuffleWatch, StaffRoster):
     """The state of one table, advanced only by `apply_frame` and `apply_input`."""
 
     def __init__(self, setup: TableSetup) -> None:
@@ -118,7 +120,9 @@ class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, Shuffle
         action = body.get("action")
         try:
             if action == "open_round":
-                return self._open_round(time_ms)
+                opened = self._open_round(time_ms)
+                assert opened.round_id is not None
+                return Applied(opened.derived + tuple(self._round_staff(opened.round_id)), round_id=opened.round_id)
             if action == "op":
                 return self._op(body)
             if action == "settle":
@@ -129,6 +133,10 @@ class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, Shuffle
                 return self._setup(body)
             if action == "shoe_loaded":
                 return self._shoe_loaded(body, time_ms)
+            if action == "staff":
+                return self._staff_input(body)
+            if action == "player":
+                return self._player_input(body)
             raise InputError("action", f"unknown action {action!r}")
         except (RoundOperationError, InputError) as exc:
             refusal = event(self._round_id(), "input_refused", action=action, **error_body(exc))

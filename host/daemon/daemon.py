@@ -204,6 +204,8 @@ class Daemon:
         # Evidence files being written for progressive hits (issue 14 item 5), joined at stop.
         self._evidence_threads: list[threading.Thread] = []
         self.evidence_files: dict[str, Path] = {}
+        # The shift's live figures and hold alarm (cardshoe.report.live), made at start.
+        self.live: Any = None
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -247,8 +249,9 @@ class Daemon:
             windows = reader.windows()
         for problem in self.restored.mismatches:
             log.error("journal rebuild: %s", problem)
+        self.live = self._live_shift()
         self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived,
-                                    on_failed=self._journal_failed)
+                                    on_failed=self._journal_failed, on_published=self._published)
         if self.floor is None and cfg.floor_url is not None:
             with self.journal.reader() as journal_meta:
                 journal_id = journal_meta.meta("journal_id")
@@ -289,8 +292,47 @@ class Daemon:
                             shoe, first, shoe_no)
                 self.link.send_command(shoe, CardsFrom(shoe_no, first))
 
+    # -- the live shift report (issue 23 items 4, 6) ----------------------------------------
+    def _live_shift(self) -> Any:
+        """The shift's figures, fed the journal so far, then every entry as it is published."""
+        from cardshoe.report.alarm import AlarmPolicy
+        from cardshoe.report.live import LiveShift
+
+        cfg = self.config
+        live = LiveShift(cfg.name, policy=AlarmPolicy(z=cfg.alarm_z, min_rounds=cfg.alarm_min_rounds,
+                                                      sides=cfg.alarm_sides),
+                         clock=self.clock, on_alarm=self._hold_alarm)
+        path = cfg.journal
+
+        def backlog() -> Iterable[Any]:
+            # Read in the live figures' own thread: a start does not wait for the history (issue 15).
+            from cardshoe.journal import JournalReader
+
+            with JournalReader(path) as reader:
+                yield from reader.entries(("event", "settlement"))
+
+        live.start(backlog)
+        return live
+
+    def _published(self, published: list[Any]) -> None:
+        live = getattr(self, "live", None)
+        if live is not None:
+            for item in published:
+                live.feed(item)
+
+    def _hold_alarm(self, kind: str, alarm: Any) -> None:
+        """A hold alarm raised or cleared: journaled with its figures, shown on the stream, logged."""
+        if self.service is None:
+            return
+        if kind == "hold_alarm":
+            log.warning("hold alarm: %s", alarm.get("message"))
+        self.service.record("daemon", {**dict(alarm), "type": kind}, publish=True)
+
     def stop(self) -> None:
         """Stop the link, then drain and close the journal. Safe to call more than once."""
+        live = getattr(self, "live", None)
+        if live is not None:
+            live.stop()
         for thread in list(self._evidence_threads):
             thread.join(30)  # an evidence file being written is finished and journaled first
         self._watch_stop.set()
@@ -651,11 +693,13 @@ class Daemon:
 
         doc = self.make_evidence(round_id, reason)
         path, digest = store.write(self.config.evidence_folder(), f"{round_id}.{reason}.json", doc)
-        self.evidence_files[round_id] = path
         log.info("evidence of round %s (%s) written to %s", round_id, reason, path)
         self._svc().record("daemon", {"type": "evidence_written", "round_id": round_id, "reason": reason,
                                       "path": str(path), "sha256": digest,
                                       "public_key": doc["signature"]["public_key"]}, publish=True)
+        # Known as written only once journaled: a reader that sees the file also finds its entry
+        # (the test read the journal in between under load, with the live figures' thread busy).
+        self.evidence_files[round_id] = path
         return path
 
     def table_public_key(self) -> bytes:
@@ -732,7 +776,9 @@ class Daemon:
         a shoe whose order fails the shuffle check (until another shoe is loaded)."""
         with self._alarm_lock:
             alarms = [dict(a) for _, a in sorted(self.alarms.items())]
-        return alarms + (self.shuffle_alarms() if self.service is not None else [])
+        live = getattr(self, "live", None)
+        hold = live.alarms() if live is not None else []
+        return alarms + (self.shuffle_alarms() if self.service is not None else []) + hold
 
     def status(self) -> dict[str, Any]:
         """The daemon's state for the status endpoint."""

@@ -74,6 +74,7 @@ class TableService:
         on_derived: Callable[[Iterable[Derived]], None] | None = None,
         on_failed: Callable[[BaseException], None] | None = None,
         checkpoint_every: int = CHECKPOINT_EVERY,
+        on_published: Callable[[list[Published]], None] | None = None,
     ) -> None:
         self.core = core
         self.journal = journal
@@ -82,6 +83,8 @@ class TableService:
         self.lock = threading.RLock()
         self._on_derived = on_derived
         self._on_failed = on_failed
+        # Whoever keeps figures from the journal as it grows (the live shift report).
+        self._on_published = on_published
         self.failed: BaseException | None = None
         self.counters: dict[str, int] = {}
         self.checkpoint_every = checkpoint_every
@@ -114,6 +117,8 @@ class TableService:
 
     def _after(self, applied: Applied, published: list[Published]) -> None:
         self.bus.publish(published)
+        if self._on_published is not None:
+            self._on_published(published)
         if self._on_derived is not None and applied.derived:
             self._on_derived(applied.derived)
         self.since_checkpoint += 1

@@ -10,6 +10,7 @@ meanwhile); a refusal answers 4xx with `{"detail": {"field", "message", "error"}
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path as FilePath
@@ -178,6 +179,56 @@ def create_floor_app(store: FloorStore, token: str, *, role_tokens: Mapping[str,
         """Search every round of every table, newest first."""
         return store.search_rounds(table=table, since_ns=since_ns, until_ns=until_ns, rule=rule, cards=cards,
                                    limit=limit)
+
+    # The report's readers, one per table, kept between calls: each call reads only the entries
+    # shipped since the last (a floor page refreshes every 30 s; re-reading every journal would not).
+    report_readers: dict[str, Any] = {}
+    report_lock = threading.Lock()
+
+    def report_tables(names: list[str] | None) -> list[Any]:
+        from cardshoe.report.shift import TableReader
+
+        out = []
+        with report_lock:
+            for t in store.tables():
+                key = str(t["table"])
+                if names and key not in names and str(t.get("name")) not in names:
+                    continue
+                reader, last = report_readers.get(key, (TableReader(f"floor:{key}"), 0))
+                while True:
+                    page = store.entries(key, after_id=last, limit=10_000)
+                    for e in page:
+                        reader.feed(e)
+                    if page:
+                        last = page[-1].id
+                    if len(page) < 10_000:
+                        break
+                report_readers[key] = (reader, last)
+                out.append(reader.shift())
+        return out
+
+    @app.get("/report", dependencies=reader, tags=["report"])
+    def shift_report(since_ns: int | None = Query(None, ge=0, description="default: the current shift's start"),
+                     until_ns: int | None = Query(None, ge=0),
+                     table: list[str] | None = Query(None, description="only these tables (a name finds all its journals)"),
+                     z: float = Query(3.0, gt=0, le=40, description="the alarm's family-wise z"),
+                     min_rounds: int = Query(100, ge=1, le=100_000)) -> dict[str, Any]:
+        """The shift's figures over every table the floor holds (docs/report.md): pace, hold against
+        the exact theoretical, ratings, flags, and the hold alarms corrected for every table watched."""
+        from cardshoe.report.alarm import AlarmPolicy, evaluate
+        from cardshoe.report.figures import Options, build
+        from cardshoe.report.live import shift_start_ns
+
+        since = since_ns if since_ns is not None else shift_start_ns(time.time_ns(), Options().shift_starts)
+        report = build(report_tables(table), Options(since_ns=since, until_ns=until_ns))
+        report.pop("series", None)
+        report["alarms"] = evaluate(report, AlarmPolicy(z=z, min_rounds=min_rounds))
+        return report
+
+    @app.get("/floor/report.js", include_in_schema=False)
+    def report_panel() -> FileResponse:
+        """The floor page's shift panel (its own file: the page keeps one hook)."""
+        return FileResponse(_STATIC / "report.js", media_type="text/javascript")
 
     @app.get("/floor", include_in_schema=False)
     def page() -> FileResponse:
