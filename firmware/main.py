@@ -4,23 +4,25 @@
 # Nothing on the line may stop the shoe (firmware/README.md, "Boot"). Until
 # kbd_intr(-1) has run, a 0x03 from the host raises KeyboardInterrupt wherever the code
 # is (the USB stack looks at every byte it receives), so that is the first thing done;
-# the watchdog is the second, before anything is loaded that could block or raise: from
-# then on a boot that fails or hangs ends in a reset, never at the REPL. The ways back
-# to the REPL are deliberate: a dealer key held at boot, and the host's MAINTENANCE.
+# the watchdog is the second, before anything is loaded that could block or raise.
+# Never the REPL after a crash ("Crash"): an exception out of the boot or the loop is
+# written to data/crash.bin and the board resets at once. The ways to the REPL are
+# deliberate: a dealer key held at boot, and the host's MAINTENANCE.
 # (This file is compiled on the board at every boot and its code kept: keep it small.)
 import micropython
 
 
 def _off():
     # One KeyboardInterrupt scheduled just before kbd_intr(-1) is raised at the next
-    # jump: the `if`, inside the `try`. A bare `except` has no test (a jump) where a
-    # second one could escape; each retry runs under its own `try`.
+    # jump, the `if`, inside the `try`, after kbd_intr(-1) ran (a call raises nothing
+    # pending): so at most one, and none after it, as ^C is data by then. No retry by
+    # recursion (firmware/README.md, "Stack").
     try:
         micropython.kbd_intr(-1)
         if micropython:
             return
     except:  # noqa: E722
-        return _off()
+        micropython.kbd_intr(-1)
 
 
 _off()
@@ -31,15 +33,6 @@ if hasattr(machine, "WDT"):  # not on the bare unix port of the firmware tests
 del machine
 import gc  # noqa: E402
 import sys  # noqa: E402
-
-for _p in ("/lib", "lib"):
-    if _p not in sys.path:
-        sys.path.append(_p)
-# `import machine` looked for a machine.py on the flash first (an extensible module):
-# its garbage goes before the arena is made, or the arena would sit above holes.
-gc.collect()
-# First: the arena of the app's buffers, before other modules fragment the heap.
-from app import mem  # noqa: E402
 
 
 def main():
@@ -63,13 +56,40 @@ def main():
         else:
             shoe.run()  # until the host's MAINTENANCE
             why = "maintenance"
-    # A deliberate stop: the watchdog off, Ctrl-C back on, the REPL for mpremote. An
-    # exception out of the boot or the loop never gets here: the watchdog, running and
-    # unfed, restarts the board from its saved state instead of leaving it at the REPL.
+    # A deliberate stop: the watchdog off, Ctrl-C back on, the REPL for mpremote.
     if why:
         board.close()
         print("cardshoe: REPL,", why)
     micropython.kbd_intr(3)
 
 
-main()
+def _crash(e):
+    # The boot or the loop has unwound: the shoe's objects are garbage, and a collection
+    # gives back the heap the record's file needs (even after a MemoryError). Whatever
+    # fails here, the board resets: never the REPL, which would read the host's frames
+    # as code (issue 26).
+    try:
+        gc.collect()
+        from app import crash
+
+        crash.record(e)
+    except BaseException:  # noqa: B036
+        pass
+    import machine
+
+    machine.reset()
+
+
+try:
+    for _p in ("/lib", "lib"):
+        if _p not in sys.path:
+            sys.path.append(_p)
+    # `import machine` looked for a machine.py on the flash first (an extensible module):
+    # its garbage goes before the arena is made, or the arena would sit above holes.
+    gc.collect()
+    # First: the arena of the app's buffers, before other modules fragment the heap.
+    from app import mem  # noqa: F401
+
+    main()
+except BaseException as _e:  # noqa: B036
+    _crash(_e)

@@ -224,8 +224,10 @@ class Bench:
             self.relay = FaultRelay(self.upstream_port, self.workdir / "relay-tty",
                                     faults or self._line or LineFaults(), self.rng)
 
-    def start_daemon(self) -> None:
-        """Start `cardshoe run` against the board and wait until the shoe's HELLO is in."""
+    def start_daemon(self, *, wait_shoe: bool = True) -> None:
+        """Start `cardshoe run` against the board and wait until the shoe's HELLO is in
+        (`wait_shoe`; without it, only until the API answers: an attacker on the relay may
+        be holding every frame of the shoe)."""
         t = self.table
         argv = ["run", "--port", str(self.daemon_port), "--game", t.game, "--seats", str(t.seats),
                 "--dealing", t.dealing, "--name", t.name, "--journal", str(self.journal),
@@ -241,8 +243,9 @@ class Bench:
                                        pass_fds=(self._api_sock.fileno(),))
         wait_for(self._daemon_answers, 60.0, "the daemon's API to answer")
         self.client.follow()
-        wait_for(lambda: (self.client.try_status() or {}).get("shoe") == self.serial, _BOOT_TIMEOUT,
-                 "the shoe's HELLO at the daemon")
+        if wait_shoe:
+            wait_for(lambda: (self.client.try_status() or {}).get("shoe") == self.serial, _BOOT_TIMEOUT,
+                     "the shoe's HELLO at the daemon")
 
     def _daemon_answers(self) -> bool:
         if self.daemon is not None and self.daemon.poll() is not None:
@@ -392,6 +395,17 @@ class Bench:
             raise BenchError("a garbage burst needs the fault relay (line faults in the scenario)")
         self.relay.garbage(bytes(self.rng.randrange(256) for _ in range(size)))
         self.counts.garbage_bursts += 1
+
+    def new_journal(self, name: str) -> Path:
+        """Stop the daemon and point the next start at a new journal `name` in the workdir (a
+        new gaming day, a replaced table PC). Its entry ids, and so its event ids, start again
+        at 1: the table client is made anew, so it follows the new journal's stream from its start."""
+        self.stop_daemon()
+        self.journal = self.workdir / name
+        self.client.close()
+        self.client = TableClient(f"http://127.0.0.1:{self.api_port}", self.token)
+        self._last_key_ms.clear()
+        return self.journal
 
     def kill_daemon(self) -> None:
         """SIGKILL the daemon: nothing in its memory survives (the journal does)."""

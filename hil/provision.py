@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from cardshoe.hil.vboard import VirtualBoard
+from cardshoe.private import open_private, private_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
@@ -33,10 +34,10 @@ def flash_command_available() -> bool:
 
 def write_key_file(keys_dir: Path, serial: int, key: bytes) -> Path:
     """The key store file `<dir>/<serial>.key` (dir 0700, file 0600), as INTERFACES.md says."""
-    keys_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dirs(keys_dir)
     os.chmod(keys_dir, 0o700)
     path = keys_dir / f"{serial}.key"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
     with os.fdopen(fd, "w", encoding="ascii") as f:
         f.write(key.hex() + "\n")
     return path

@@ -50,7 +50,7 @@ class RealBench(Bench):
         """A real board is flashed beforehand (`cardshoe flash --port PORT`); nothing to do."""
         return "the real board was flashed beforehand with `cardshoe flash`"
 
-    def start_daemon(self) -> None:
+    def start_daemon(self, *, wait_shoe: bool = True) -> None:
         """Start the daemon against the real port; the shoe's serial is given or the key store's only one."""
         if self._serial_given is not None:
             self.serial = self._serial_given
@@ -60,7 +60,7 @@ class RealBench(Bench):
                 raise BenchError(f"the key store {self.keys_dir} holds {len(keys)} shoe keys: give the shoe's "
                                  "serial (--serial) of the board on the port")
             self.serial = int(keys[0].stem)
-        super().start_daemon()
+        super().start_daemon(wait_shoe=wait_shoe)
 
     def deal(self, card: int | None, *, reads: list[str] | None = None, wait: bool = True) -> int:
         """Ask the person to deal `card`, wait until the daemon has it (the runner checks what was read)."""

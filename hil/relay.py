@@ -5,7 +5,10 @@
 The relay opens the board's serial device as a host would and publishes a second
 pseudo-terminal (a stable symlink, `link`) for the daemon. Bytes pass both ways through
 `LineFaults`: each byte may be corrupted (one random bit flipped) or dropped, each frame
-may be dropped whole, and the bench can inject a burst of garbage at any moment. When the
+may be dropped whole, and the bench can inject a burst of garbage at any moment. An
+attacker on the cable (`FrameAttack`) reads each frame's type from its clear header (SPEC 2)
+and drops the host's frames of chosen types on their way to the shoe (every ACK and
+RESEND_FROM, say), or holds the shoe's frames back and releases them when it likes. When the
 board's device vanishes (unplug, power off or cut: a Pico's USB serial is the chip itself)
 the relay's own device vanishes too, and comes back, as a new /dev/pts/N behind the same
 symlink, when the board's does. So the daemon sees what it would see on a noisy USB cable.
@@ -23,6 +26,8 @@ import threading
 import tty
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from cobs import cobs
 
 _DELIMITER = 0
 _POLL_MS = 20
@@ -57,6 +62,24 @@ class LineFaults:
         return self.corrupt > 0 or self.drop_bytes > 0 or self.drop_frames > 0
 
 
+@dataclass(frozen=True)
+class FrameAttack:
+    """What an attacker on the cable does to whole frames (SPEC 3.6: read, drop, delay).
+
+    `drop_to_shoe`: the message types (SPEC 5, e.g. 0x81 ACK, 0x82 RESEND_FROM) of host frames
+    dropped on their way to the shoe; the type is in the frame's clear header, so no key is
+    needed to choose. `hold_to_host`: the shoe's frames are held back, in order, until
+    `FaultRelay.release_held` lets them go (a delay as long as the attacker likes)."""
+
+    drop_to_shoe: frozenset[int] = frozenset()
+    hold_to_host: bool = False
+
+    @property
+    def any(self) -> bool:
+        """True when the attacker does anything."""
+        return bool(self.drop_to_shoe) or self.hold_to_host
+
+
 @dataclass
 class LineCounts:
     """What the relay did to the line."""
@@ -69,6 +92,11 @@ class LineCounts:
     garbage_bursts: int = 0
     garbage_bytes: int = 0
     disconnects: int = 0
+    attacker_dropped: int = 0
+    """Host frames the attacker dropped by type (`FrameAttack.drop_to_shoe`)."""
+    attacker_held: int = 0
+    """Shoe frames the attacker held back (`FrameAttack.hold_to_host`)."""
+    attacker_released: int = 0
 
     def to_json(self) -> dict[str, int]:
         """The counters as a plain dict."""
@@ -82,6 +110,8 @@ class _Direction:
     active: bool
     dropping_frame: bool = False
     pending: bytearray = field(default_factory=bytearray)
+    frame: bytearray = field(default_factory=bytearray)
+    """The attacker's view: the bytes of the frame being received, until its delimiter."""
 
 
 class FaultRelay:
@@ -93,6 +123,8 @@ class FaultRelay:
         self.faults = faults
         self.rng = rng
         self.counts = LineCounts()
+        self.attack = FrameAttack()
+        self._held = bytearray()
         self._lock = threading.Lock()
         self._garbage = bytearray()
         self._up_fd: int | None = None
@@ -113,6 +145,20 @@ class FaultRelay:
             self.faults = faults
             self._to_host.active = faults.directions in ("both", "to_host")
             self._to_shoe.active = faults.directions in ("both", "to_shoe")
+
+    def set_attack(self, attack: FrameAttack) -> None:
+        """Change what the attacker does to whole frames from now on (held frames stay held)."""
+        with self._lock:
+            self.attack = attack
+
+    def release_held(self) -> int:
+        """Let the shoe's held frames go to the daemon, in the order they came; returns how many."""
+        with self._lock:
+            count = self.counts.attacker_held - self.counts.attacker_released
+            self.counts.attacker_released += count
+            self._garbage += b"\x00" + self._held
+            self._held.clear()
+        return count
 
     def garbage(self, data: bytes) -> None:
         """Inject `data` towards the daemon, between whatever bytes pass now."""
@@ -171,6 +217,8 @@ class FaultRelay:
         self._up_fd, self._down_master, self._down_device = fd, master, device
         self._to_host.pending.clear()
         self._to_shoe.pending.clear()
+        self._to_host.frame.clear()
+        self._to_shoe.frame.clear()
         return True
 
     def _disconnect(self) -> None:
@@ -207,7 +255,7 @@ class FaultRelay:
                         self._disconnect()
                         return
                     self.counts.bytes_to_host += len(data)
-                    self._to_host.pending += self._apply(self._to_host, data)
+                    self._to_host.pending += self._attack(self._to_host, self._apply(self._to_host, data))
                 if ev & select.POLLOUT and self._to_shoe.pending:
                     if not _write(up, self._to_shoe.pending):
                         self._disconnect()
@@ -217,7 +265,7 @@ class FaultRelay:
                     data = _read(down)
                     if data:
                         self.counts.bytes_to_shoe += len(data)
-                        self._to_shoe.pending += self._apply(self._to_shoe, data)
+                        self._to_shoe.pending += self._attack(self._to_shoe, self._apply(self._to_shoe, data))
                 if ev & select.POLLHUP:
                     # No daemon has our device open: what the board says is lost, as a
                     # Pico drops output while DTR is low. Wait a little rather than spin.
@@ -261,6 +309,48 @@ class FaultRelay:
                 self.counts.corrupted_bytes += 1
             out.append(byte)
         return bytes(out)
+
+
+    def _attack(self, direction: _Direction, data: bytes) -> bytes:
+        """`data` after the attacker's dropping and holding of whole frames (`FrameAttack`).
+
+        While the attacker is at work, each frame's bytes wait here until its closing
+        delimiter, and the whole frame is then passed, dropped or held by its type."""
+        with self._lock:
+            attack = self.attack
+        if not attack.any and not direction.frame:
+            return data
+        to_shoe = direction is self._to_shoe
+        out = bytearray()
+        for byte in data:
+            if byte != _DELIMITER:
+                direction.frame.append(byte)
+                continue
+            frame = bytes(direction.frame)
+            direction.frame.clear()
+            if frame and to_shoe and _frame_type(frame) in attack.drop_to_shoe:
+                with self._lock:
+                    self.counts.attacker_dropped += 1
+            elif frame and not to_shoe and attack.hold_to_host:
+                with self._lock:
+                    self._held += frame + b"\x00"
+                    self.counts.attacker_held += 1
+            else:
+                out += frame
+            out.append(_DELIMITER)  # delimiters pass: a dropped frame leaves an empty one, ignored
+        if not attack.any:  # the attacker stopped mid-frame: the rest passes as it comes
+            out += direction.frame
+            direction.frame.clear()
+        return bytes(out)
+
+
+def _frame_type(encoded: bytes) -> int | None:
+    """The message type in the clear header of one COBS-encoded frame (None: not a frame)."""
+    try:
+        decoded = cobs.decode(encoded)
+    except cobs.DecodeError:
+        return None
+    return decoded[1] if len(decoded) > 1 else None
 
 
 def _read(fd: int) -> bytes | None:

@@ -210,12 +210,17 @@ class SimTable:
 
 def write_journal(entries: list[SimEntry], path: Path) -> None:
     """Write simulated entries as a journal file (the journal's schema), for `cardshoe report`."""
-    from cardshoe.journal.store import _SCHEMA, SCHEMA_VERSION
+    import secrets
+
+    from cardshoe.journal.store import _SCHEMA, SCHEMA_VERSION, append
 
     conn = sqlite3.connect(path)
     conn.executescript(_SCHEMA)
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-    conn.executemany("INSERT INTO entries (id, t_ns, kind, round_id, body) VALUES (?, ?, ?, ?, ?)",
-                     [(e.id, e.t_ns, e.kind, e.round_id, e.body) for e in entries])
+    journal_id = secrets.token_hex(6)
+    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                     [("schema", str(SCHEMA_VERSION)), ("journal_id", journal_id), ("chain_genesis", journal_id)])
+    # Appended as the daemon's writer appends: ids from 1, each entry hash-chained to the last.
+    for e in entries:
+        append(conn, e.kind, e.body, t_ns=e.t_ns, round_id=e.round_id)
     conn.commit()
     conn.close()

@@ -6,7 +6,8 @@ FastAPI and `cardshoe settle` does not need pyserial.
 
 The dispatcher also keeps the promise `cardshoe --help` makes about every command: no
 traceback for a bad argument, file or device, one line on standard error, and the exit
-statuses of EXIT_STATUS.
+statuses of EXIT_STATUS; and it runs every command under umask 077, so that nothing a
+command creates is readable by group or others (`cardshoe.private`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 import sys
 from importlib import metadata
 from typing import Any, Callable, NoReturn, Sequence
+
+from cardshoe.private import UMASK
 
 # subcommand -> (module, one-line help). Each module exposes `main(argv) -> int`.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -112,6 +115,11 @@ def _run(name: str, rest: list[str]) -> int:
     # here, for this call only (restored below), so library users keep argparse's default.
     saved: Any = argparse.ArgumentParser.error
     argparse.ArgumentParser.error = _one_line_usage_error  # type: ignore[method-assign]
+    # What a command creates (the journal and its -wal/-shm, keys, tokens, evidence, the
+    # floor's store) is its user's alone whatever the umask it was started with; each such
+    # file is also made 0600 where it is created (cardshoe.private), for library users.
+    # (Restored after, as argparse's error is, for a caller that runs a command in-process.)
+    saved_umask = os.umask(UMASK)
     try:
         module = importlib.import_module(SUBCOMMANDS[name][0])
         entry: Callable[[list[str]], int] = getattr(module, "main")
@@ -145,6 +153,7 @@ def _run(name: str, rest: list[str]) -> int:
         return INTERNAL_ERROR
     finally:
         argparse.ArgumentParser.error = saved  # type: ignore[method-assign]
+        os.umask(saved_umask)
 
 
 if __name__ == "__main__":

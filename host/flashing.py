@@ -138,19 +138,30 @@ def ident_bytes(serial: int, key: bytes) -> bytes:
     return body + struct.pack("<I", zlib.crc32(body))
 
 
+# Run on the board, on its 8 KB C stack: folders removed with a list of those still to
+# read, not a call per level (a folder tree of any depth).
 _CLEAN = """
 import os
-def rm(p):
-    try:
-        for e in os.ilistdir(p):
-            q = p + '/' + e[0]
-            if e[1] == 0x4000:
-                rm(q)
-            else:
-                os.remove(q)
-        os.rmdir(p)
-    except OSError:
-        pass
+def rm(top):
+    todo = [top]
+    done = []
+    while todo:
+        p = todo.pop()
+        try:
+            for e in os.ilistdir(p):
+                q = p + '/' + e[0]
+                if e[1] == 0x4000:
+                    todo.append(q)
+                else:
+                    os.remove(q)
+        except OSError:
+            continue
+        done.append(p)
+    for p in reversed(done):
+        try:
+            os.rmdir(p)
+        except OSError:
+            pass
 for d in ('app', 'boards', 'drivers', 'lib'):
     rm(d)
 for e in os.ilistdir():  # main.py, and any module that would be imported before ours
@@ -257,22 +268,32 @@ def check_board(info: BoardInfo, mpy_version: int) -> None:
                          "them; install a MicroPython build that has them")
 
 
-def board_info(port: str) -> BoardInfo:
+def board_info(port: str, log: Callable[[str], None] | None = None) -> BoardInfo:
     """Ask the board what it runs (mpremote exec)."""
-    return parse_board_info(_mpremote(port, "exec", _BOARD_INFO, what="asking the board what MicroPython it runs"))
+    return parse_board_info(_mpremote(port, "exec", _BOARD_INFO, what="asking the board what MicroPython it runs",
+                                      log=log))
 
 
-#: How long `flash` listens before mpremote: a streaming shoe sends a HEARTBEAT at least
-#: every 2 s (its default; CONFIG can lengthen it up to 65 s, so the probe is a quick
-#: courtesy, not a guarantee: mpremote still times out on a silent streaming shoe).
-PROBE_S = 2.5
+#: How long `flash` listens before mpremote, at most: two heartbeat periods and a margin. A
+#: streaming shoe with nothing unacknowledged sends a HEARTBEAT every 2 s (its default;
+#: CONFIG can lengthen it up to 65 s, so this is a courtesy, not a guarantee: mpremote still
+#: times out on a silent streaming shoe). One period was not enough: on an emulated Pico
+#: (slower than a real one) a 2.5 s probe missed the 2 s heartbeat once (issue 26). A board
+#: at its REPL answers the probe's carriage return with its prompt, and the probe ends then.
+HEARTBEAT_S = 2.0
+PROBE_S = 2 * HEARTBEAT_S + 0.5
+#: mpremote's first contact may find the board not yet at its raw REPL (straight after
+#: `cardshoe maintenance`, or a board still booting): tried again after these pauses.
+RAW_REPL_RETRY_S = (1.0, 2.0, 3.0)
 
 
 def streaming_shoe(port: str, keys: KeyStore, seconds: float = PROBE_S) -> int | None:
-    """The serial of a shoe streaming on `port` (frames whose header names a shoe), or None."""
+    """The serial of a shoe streaming on `port` (frames whose header names a shoe), or None
+    (after `seconds`, or at once when the board's REPL prompt answers a carriage return)."""
     import serial as pyserial
 
     from cardshoe import protocol as P
+    from cardshoe.maintenance import REPL_SIGNS
 
     rx = P.Receiver(keys=keys.lookup)
     try:
@@ -280,9 +301,15 @@ def streaming_shoe(port: str, keys: KeyStore, seconds: float = PROBE_S) -> int |
     except (pyserial.SerialException, OSError) as exc:
         raise FlashError(f"cannot open {port}: {exc}") from None
     with line:
+        line.write(b"\r")  # a REPL prints its prompt; a streaming shoe takes it as line noise
+        tail = b""
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            for item in rx.feed(line.read(512)):
+            data = line.read(512)
+            tail = (tail + data)[-64:]
+            if any(sign in tail for sign in REPL_SIGNS):
+                return None
+            for item in rx.feed(data):
                 header = item.header
                 if header is not None and header.type < 0x80:
                     return header.shoe
@@ -303,20 +330,30 @@ def _maintenance_hint(port: str) -> str:
             "or the daemon's POST /shoe/maintenance, or power it up with a dealer key held; then flash again")
 
 
-def _mpremote(port: str, *args: str, what: str, timeout: float = 120.0) -> str:
-    """Run mpremote on `port`; `what` names the step in an error (never the script it runs)."""
+def _mpremote(port: str, *args: str, what: str, timeout: float = 120.0,
+              log: Callable[[str], None] | None = None) -> str:
+    """Run mpremote on `port`; `what` names the step in an error (never the script it runs).
+    When mpremote cannot enter the raw REPL, it is tried again after each pause of
+    RAW_REPL_RETRY_S (each step is safe to repeat: it starts from the REPL), said on `log`."""
     argv = [_tool("mpremote"), "connect", port, *args]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise FlashError(f"mpremote timed out on {port} while {what}: is the board a streaming shoe? "
-                         + _maintenance_hint(port)) from None
-    if proc.returncode != 0:
+    for pause in (*RAW_REPL_RETRY_S, None):
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise FlashError(f"mpremote timed out on {port} while {what}: is the board a streaming shoe? "
+                             + _maintenance_hint(port)) from None
+        if proc.returncode == 0:
+            return proc.stdout
         detail = (proc.stderr or proc.stdout).strip().splitlines()
         last = detail[-1] if detail else str(proc.returncode)
-        hint = "; is the board a streaming shoe? " + _maintenance_hint(port) if "raw repl" in last.lower() else ""
-        raise FlashError(f"mpremote failed on {port} while {what}: {last}{hint}")
-    return proc.stdout
+        if "raw repl" not in last.lower() or pause is None:
+            break
+        if log is not None:
+            log(f"the board's raw REPL did not answer while {what} ({last}); trying again in {pause:g} s")
+        time.sleep(pause)
+    tries = f" ({len(RAW_REPL_RETRY_S) + 1} tries)" if "raw repl" in last.lower() else ""
+    hint = "; is the board a streaming shoe? " + _maintenance_hint(port) if "raw repl" in last.lower() else ""
+    raise FlashError(f"mpremote failed on {port} while {what}: {last}{tries}{hint}")
 
 
 def _board_number(port: str, script: str, label: str, what: str) -> int:
@@ -423,7 +460,7 @@ def flash(
     if streaming is not None:
         raise FlashError(f"shoe {streaming} is streaming on {port}: a streaming shoe ignores Ctrl-C by design, "
                          "so mpremote cannot reach its REPL; " + _maintenance_hint(port))
-    info = board_info(port)
+    info = board_info(port, log)
     check_board(info, mpy_cross_version())
     log(f"the board runs MicroPython {'.'.join(map(str, info.version))} on {info.platform} ({info.machine}), "
         f".mpy version {info.mpy & 0xFF}")
@@ -447,7 +484,13 @@ def flash(
         elif partition:
             # An image left there would still be mounted at /rom and counted in the hash.
             image = romfs_image(None, Path(tmp) / "empty")
-            log("the board has a ROMFS partition: --no-romfs, so it gets an empty image and the code goes on the flash")
+            log("the board has a ROMFS partition: --no-romfs, so it gets an empty image and the code goes on the "
+                "flash as .mpy files")
+        elif use_romfs:
+            log("the board has no ROMFS partition (its MicroPython was built without one, as the stock Pico "
+                "build is: MICROPY_HW_ROMFS_BYTES 0): the code goes on the flash as .mpy files, loaded into RAM")
+        else:
+            log("--no-romfs: the code goes on the flash as .mpy files")
         key = keys.create(serial)
         log(f"new key for shoe {serial} stored in {keys.path(serial)}")
         copy_and_provision(port, fw, serial, key, image, files=not (partition and use_romfs))
@@ -459,7 +502,8 @@ def flash(
                 "the copy is incomplete or other files are on the board"
                 + (" or in its ROMFS image" if partition else "") + "; flash again"
             )
-        log(f"verified: shoe {serial} boot {boot} runs firmware {fw.fw_hash.hex()}")
+        where = "its code in ROMFS" if partition and use_romfs else "its code as .mpy files on the flash"
+        log(f"verified: shoe {serial} boot {boot} runs firmware {fw.fw_hash.hex()}, {where}")
         return fw
 
 

@@ -13,6 +13,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from cardshoe.private import private_dirs
+
 KEY_SIZE = 32
 
 
@@ -55,7 +57,7 @@ class KeyStore:
         from the same `cardshoe flash`).
         """
         path = self.path(serial)
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(self.dir)
         os.chmod(self.dir, 0o700)
         key = secrets.token_bytes(KEY_SIZE)
         tmp = path.with_name(path.name + ".tmp")
@@ -122,7 +124,7 @@ def create_table_key(path: str | os.PathLike[str]) -> bytes:
 
     Never replaces an existing key: evidence already signed names the old one."""
     file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(file.parent)
     seed = secrets.token_bytes(KEY_SIZE)
     _write_key_file(os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), seed)
     return seed

@@ -24,17 +24,23 @@ ROM = "/rom/"
 
 
 def _walk(root, rel, out):
-    try:
-        entries = os.ilistdir(root + rel)
-    except OSError:
-        return
-    for entry in entries:
-        name = entry[0]
-        path = rel + "/" + name
-        if entry[1] == 0x4000:
-            _walk(root, path, out)
-        elif name.endswith(SUFFIXES[0]) or name.endswith(SUFFIXES[1]):
-            out.append((path, root))
+    """Append the firmware files under `root + rel`, sub-folders included: a list of the
+    folders still to read, not a call per level (a folder tree on the flash, however deep,
+    must not overflow a Pico's 8 KB C stack at boot)."""
+    todo = [rel]
+    while todo:
+        rel = todo.pop()
+        try:
+            entries = os.ilistdir(root + rel)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry[0]
+            path = rel + "/" + name
+            if entry[1] == 0x4000:
+                todo.append(path)
+            elif name.endswith(SUFFIXES[0]) or name.endswith(SUFFIXES[1]):
+                out.append((path, root))
 
 
 def manifest(root="", rom=ROM):

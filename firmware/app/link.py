@@ -29,6 +29,7 @@ import struct
 import wire
 from micropython import const
 
+from app.mem import ctx
 from app.outbox import REPLY_SLOTS
 
 _CACHE = const(4)
@@ -144,7 +145,14 @@ class Link:
             self._l_len = -1
         else:
             n = len(payload)
+            # The command being executed, for a crash record (app/crash.py): a command that
+            # crashes the shoe is reported in the next boot's CRASH frame, and the host
+            # stops resending it (SPEC 4, "A command that crashes the shoe").
+            c = ctx
+            c[5] = mtype
+            struct.pack_into("<II", c, 8, epoch, seq)
             status, detail = self.handler.command(mtype, payload, n)
+            c[5] = 0
             self._l_type = mtype
             self._l_len = n if n <= _SAME_MAX else -1
             lp = self._l_payload

@@ -7,6 +7,7 @@ drops this module too before the shoe streams.
 """
 
 import gc
+import os
 import sys
 
 # The streaming shoe's modules in dependency order (app.shoe imports them all).
@@ -19,7 +20,7 @@ def _drop(name):
 
     try:
         delattr(app, name)
-    except AttributeError:
+    except (AttributeError, KeyError):  # never loaded (MicroPython raises KeyError then)
         pass
     gc.collect()
 
@@ -50,8 +51,14 @@ def load_shoe():
     return Shoe
 
 
-def boot_shoe(board, fw):
-    """Boot (app/boot.py, then dropped) and build the Shoe; None when not provisioned."""
+def boot_shoe(board, fw, t0=None):
+    """Boot (app/boot.py, then dropped) and build the Shoe; None when not provisioned.
+    `t0`: the ticks_ms the shoe's clock counts from (default now; app/run.py `_boot`
+    passes the boot's start, before the board's hardware started)."""
+    import time
+
+    if t0 is None:
+        t0 = time.ticks_ms()
     from app.deck import Deck
     from app.store import Store
 
@@ -67,11 +74,29 @@ def boot_shoe(board, fw):
         _drop("boot")
     if not ok:
         return None
+    crash = None
+    try:
+        os.stat(st.dir + "crash.bin")  # (most boots: app/crash.py is not even loaded)
+    except OSError:
+        pass
+    else:
+        from app import crash as record  # the last boot's crash, reported once
+
+        crash = record.take(st.dir)
+        del record
+        _drop("crash")
     Shoe = load_shoe()
     if board.readers & 2:  # a barcode reader fitted: its parser too (app/deck.py on_barcode)
         __import__("app.barcode")
         gc.collect()
-    shoe = Shoe(board, fw, st, deck)
+    shoe = Shoe(board, fw, st, deck, t0=t0)
+    if crash is not None:  # for the CRASH frame after HELLO (Shoe.hello): the staging table is free
+        stage = shoe._stage
+        for i in range(len(crash)):
+            stage[i] = crash[i]
+        from app import mem
+
+        mem.ctx[6] = 1
     gc.collect()
     return shoe
 
@@ -87,12 +112,18 @@ def boot(board):
 
 
 def _boot(board):
+    import time
+
+    from app import mem
+
+    t0 = time.ticks_ms()  # the shoe's time origin: before the board's hardware can stamp an event
+    mem.root = board.root  # where a crash record goes (app/crash.py)
     fw = firmware_hash(board.root)
     board.start()
     from app.store import StorageError
 
     try:
-        return boot_shoe(board, fw)
+        return boot_shoe(board, fw, t0)
     except StorageError as e:
         # The boot could not be counted in flash: no frame may be sent (AGCO 6.1.8, SPEC
         # 3.3). The LED is lit before close() for a board that reports it (the bench) and

@@ -18,7 +18,7 @@ import time
 import wire
 from micropython import const
 
-from app.mem import take
+from app.mem import ctx, take
 from app.link import Link
 from app.outbox import REPLY_SLOTS, Outbox
 from app.store import StorageError
@@ -42,6 +42,9 @@ _T_DECK_STATUS = const(0x04)
 _T_FAULT = const(0x05)
 _T_KEY = const(0x06)
 _T_HEARTBEAT = const(0x07)
+_T_CRASH = const(0x09)
+_CRASH_SIZE = const(48)
+_RESET_CRASH = const(6)  # HELLO reset_cause: the firmware reset itself after a crash (SPEC 5)
 
 _T_NEW_SHOE = const(0x83)
 _T_PING = const(0x86)
@@ -100,12 +103,15 @@ def _copy(dst, d, src, s, n):
 class Shoe:
     """The booted shoe: `store` and `deck` come from `app.boot.boot()` (see `app.run.boot_shoe`)."""
 
-    def __init__(self, board, fw_hash, store, deck, slots=16):
+    def __init__(self, board, fw_hash, store, deck, slots=16, t0=None):
         self.board = board
         self.store = store
         self.deck = deck
-        # The clock: milliseconds since boot as a u32 (ticks_ms wraps much earlier on some ports).
-        self._t_last = time.ticks_ms()
+        # The clock: milliseconds since the boot began (`t0`, the ticks_ms of app/run.py's
+        # start, before the board's hardware is started: no event can be stamped earlier) as
+        # a u32 (ticks_ms wraps much earlier on some ports). Started here, at the Shoe, an
+        # exit the sensor saw during the boot went out 22 ms before 0: t_ms 4294967274.
+        self._t_last = time.ticks_ms() if t0 is None else t0
         self.ms = 0
         self.fw_hash = fw_hash
         self.encoder = None
@@ -153,8 +159,10 @@ class Shoe:
         return self.ms
 
     def at(self, ticks):
-        """The u32 time of an event stamped with `ticks` (taken shortly before now)."""
-        return (self.ms + time.ticks_diff(ticks, self._t_last)) & 0xFFFFFFFF
+        """The u32 time of an event stamped with `ticks` (taken shortly before now); 0 for
+        one stamped before the clock's origin (never a time wrapped below 0)."""
+        t = self.ms + time.ticks_diff(ticks, self._t_last)
+        return t & 0xFFFFFFFF if t > 0 else 0
 
     def hello(self):
         d = self.deck
@@ -167,7 +175,7 @@ class Shoe:
             _FW_MINOR,
             _FW_PATCH,
             self.fw_hash,
-            self.board.reset_cause,
+            _RESET_CRASH if ctx[6] else self.board.reset_cause,
             self.board.readers,
             d.shoe_no,
             d.deck_id,
@@ -176,6 +184,11 @@ class Shoe:
             self.active_faults(),
         )
         self.outbox.push(_T_HELLO, p, 51)
+        if ctx[6]:  # what made the last boot reset (app/crash.py), once, right after HELLO
+            # The record waits in the staging table (free until a NEW_SHOE: run.boot_shoe put
+            # it there): no attribute, no buffer kept for a frame sent once.
+            ctx[6] = 0
+            self.outbox.push(_T_CRASH, self._stage, _CRASH_SIZE)
 
     # -- faults -----------------------------------------------------------
     def active_faults(self):
@@ -279,37 +292,39 @@ class Shoe:
         ob = self.outbox
         d = self.deck
         st = self.store
-        while self.fault_dirty and ob.free() > REPLY_SLOTS:
-            code = 1
-            while not self.fault_dirty & (1 << code):
-                code += 1
-            self.fault_dirty &= ~(1 << code)
-            struct.pack_into(
-                "<BBHI", self.payload, 0, code, 1 if self.active_faults() & (1 << code) else 0, 0, self.ms
-            )
-            ob.push(_T_FAULT, self.payload, 8)
-        while ob.free() > _RESERVE:
-            if self._key_count and self._key_at[self._key_head] < self.next_frame:
-                i = self._key_head
-                struct.pack_into("<BBI", self.payload, 0, self._key_code[i], 0, self._key_ms[i])
-                self._key_head = (i + 1) % _KEYS
-                self._key_count -= 1
-                ob.push(_T_KEY, self.payload, 6)
-            elif self.next_frame <= st.logged:
-                if not self._frame_card(self.next_frame):
+        again = True
+        while again:  # twice when OUTBOX_FULL clears: its FAULT frame goes out now (no recursion)
+            again = False
+            while self.fault_dirty and ob.free() > REPLY_SLOTS:
+                code = 1
+                while not self.fault_dirty & (1 << code):
+                    code += 1
+                self.fault_dirty &= ~(1 << code)
+                struct.pack_into(
+                    "<BBHI", self.payload, 0, code, 1 if self.active_faults() & (1 << code) else 0, 0, self.ms
+                )
+                ob.push(_T_FAULT, self.payload, 8)
+            while ob.free() > _RESERVE:
+                if self._key_count and self._key_at[self._key_head] < self.next_frame:
+                    i = self._key_head
+                    struct.pack_into("<BBI", self.payload, 0, self._key_code[i], 0, self._key_ms[i])
+                    self._key_head = (i + 1) % _KEYS
+                    self._key_count -= 1
+                    ob.push(_T_KEY, self.payload, 6)
+                elif self.next_frame <= st.logged:
+                    if not self._frame_card(self.next_frame):
+                        break
+                    self.next_frame += 1
+                elif self.status_reason >= 0:
+                    self._frame_status(self.status_reason)
+                    self.status_reason = -1
+                else:
                     break
-                self.next_frame += 1
-            elif self.status_reason >= 0:
-                self._frame_status(self.status_reason)
-                self.status_reason = -1
-            else:
-                break
-        if self.next_frame <= st.logged:
-            self.raise_fault(_F_OUTBOX_FULL)
-        elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > REPLY_SLOTS:
-            self.clear_transient(_F_OUTBOX_FULL)
-            if self.fault_dirty:
-                self.pump()
+            if self.next_frame <= st.logged:
+                self.raise_fault(_F_OUTBOX_FULL)
+            elif self.transient & (1 << _F_OUTBOX_FULL) and ob.free() > REPLY_SLOTS:
+                self.clear_transient(_F_OUTBOX_FULL)
+                again = self.fault_dirty != 0
         # The LED (inline: a method costs the streaming heap more than these lines)
         if self.transient & (1 << _F_OUTBOX_FULL) or st.faults & (1 << _F_STORAGE):
             mode = 2
@@ -444,14 +459,26 @@ class Shoe:
                 self.clear_transient(_F_LOW_MEMORY)
         return busy
 
-    def run(self, idle_ms=10):
+    def run(self):
         """Stream until the host's MAINTENANCE; returns then (main.py goes to the REPL).
 
-        Ctrl-C is off and the watchdog armed since main.py's first statements."""
+        Ctrl-C is off and the watchdog armed since main.py's first statements. A pass that
+        found nothing to do sleeps until there is work: the board's `wait()` is given the
+        time to the loop's next timer (a resend of what is held, the heartbeat, the memory
+        check: at most _MEM_CHECK_MS), and host bytes and hardware events end it before
+        (the USB line, the exit sensor's IRQ, a reader's read). Not a fixed 10 ms: idle, the
+        loop runs a few passes a second, not a hundred. (Inline: a method costs the
+        streaming heap more than these lines.)"""
         b = self.board
+        ob = self.outbox
+        ctx[4] = 1  # a crash from here on is one while streaming (app/crash.py)
         self.hello()
         b.ready(self.store.boot)
         while not self.maintenance:
             if not self.step():
-                b.wait(idle_ms)
-            b.wdt_feed()  # reached only when a pass completed
+                left = (ob._backoff if ob.count else self.store.heartbeat_ms) - time.ticks_diff(ob.ticks(), ob._last_tx)
+                check = _MEM_CHECK_MS - time.ticks_diff(time.ticks_ms(), self._mem_at)
+                if check < left:
+                    left = check
+                b.wait(left if left > 0 else 0)
+            b.wdt_feed()  # reached only when a pass completed (at least every _MEM_CHECK_MS)

@@ -61,24 +61,6 @@ _MANIFEST_MAX = const(52)
 _ENTRY = const(12)  # manifest slot: code, uid_len, uid[10]
 
 
-_SCRUB = const(24)
-
-
-def _collect(depth):
-    """A collection that frees a file just closed.
-
-    The collector scans the C stack conservatively, and the calls that wrote, flushed and
-    closed the file leave its address in the stack below the caller, where the
-    collection's own C frames then lie without writing every word: the file's block stays
-    taken and the next file finds no hole (firmware/README.md, "Memory"). A chain of
-    small calls first writes over that part of the stack. Each frame is small enough to
-    live on the C stack (a larger one would be allocated on the heap, here of all places)."""
-    if depth:
-        _collect(depth - 1)
-    else:
-        gc.collect()
-
-
 class StorageError(Exception):
     """A flash write failed (the caller raises FAULT STORAGE)."""
 
@@ -141,7 +123,7 @@ class Store:
         if self._log is not None:
             self.close_log()
             self.lent += 1
-        _collect(_SCRUB)  # with no log to lend, a file closed just before may still free its block
+        gc.collect()  # with no log to lend, a file closed just before may still free its block
         return open(path, mode)
 
     # -- paths ------------------------------------------------------------
@@ -252,7 +234,12 @@ class Store:
         seg = self.in_file // _SEG
         name = self._seg_name(shoe_no, seg)
         self.close_log()
-        _collect(_SCRUB)
+        # A plain collection. It once ran at the end of a chain of 24 calls of itself that
+        # wrote over the C stack first (a stale copy of the closed file's address there
+        # kept its block); 24 calls deep under NEW_SHOE's own chain overflowed a Pico's
+        # 8 KB stack (issue 26). Measured since, `cardshoe bench firmware` frees the same
+        # heap without it (firmware/README.md, "Stack").
+        gc.collect()
         try:
             try:
                 self._log = open(name, "a+b")

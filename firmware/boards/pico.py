@@ -58,6 +58,11 @@ Behaviour on this board
 - ``reset_cause`` maps ``machine.reset_cause()`` to SPEC HELLO codes (1 power on,
   2 watchdog, 3 soft, 4 hard, 5 deep sleep; 0 unknown). A soft reboot (Ctrl-D) does
   not reset the RP2040, so it reports the cause of the last real reset.
+- ``wait(ms)`` sleeps until there is work (issue 26): ``select.poll`` on the USB CDC and on
+  ``_Wake`` (readable while the exit sensor's hard IRQ has queued an edge: the IRQ ends the
+  poll's WFE), making the board's own checks when due (the reader's presence check every
+  ``RFID_EVERY_MS``, the keys, lid, jam and LED every ``SCAN_MS``, the exit debounce); a UID
+  read there is held for ``poll()``. firmware/README.md, "The loop waits for work".
 - ``key_held()`` (called before ``start()``) reads the keys for 500 ms: a key held
   down through boot keeps the board in the REPL for maintenance.
 - Flash writes stop interrupts on the rp2 port (an erase takes tens of ms): ``start()``
@@ -66,6 +71,7 @@ Behaviour on this board
   is counted (drivers/exitsensor.py), and counts erases and programs.
 """
 
+import io
 import sys
 import time
 
@@ -102,6 +108,7 @@ BARCODE = True
 LID_SWITCH = True
 
 RFID_EVERY_MS = const(5)
+SCAN_MS = const(20)  # keys, lid, jam timer and LED: sampled this often while the loop sleeps
 RFID_CARD_TIMEOUT_MS = const(2)  # a type A card answers within ~0.1 ms
 LID_DEBOUNCE_MS = const(50)
 BLINK_MS = const(250)
@@ -131,6 +138,20 @@ _F_TAMPER = const(3)
 _F_SENSOR = const(4)
 
 _FAULTQ = const(8)
+
+
+class _Wake(io.IOBase):
+    """Readable for `select.poll` while the exit sensor's IRQ has queued edges (`fired`):
+    what makes wait() return at once for a card leaving (its ioctl answers MP_STREAM_POLL,
+    as asyncio's ThreadSafeFlag does; the IRQ wakes the core from the poll's WFE)."""
+
+    def __init__(self, sensor):
+        self._s = sensor
+
+    def ioctl(self, req, arg):
+        if req == 3:  # MP_STREAM_POLL
+            return arg & 1 if self._s.fired else 0  # POLLIN
+        return -1  # nothing else (no file descriptor)
 
 
 class FlashWatch:
@@ -230,6 +251,8 @@ class Board:
         self._rfid_at = 0
         self._retries = 0
         self._uid = bytearray(10)
+        self._uid_held = 0  # a UID read (in wait(), or when a reader fault change was queued): handed out next
+        self._scan_at = 0
         self._barcode = None
         self._uart = None
         self._spi = None
@@ -274,6 +297,7 @@ class Board:
         self._led(0)
         self._make_keys()
         self._sensor = ExitSensor(Pin(GP_EXIT, Pin.IN, Pin.PULL_UP), blocked_level=0, debounce_ms=3, jam_ms=self.jam_ms)
+        self._poll.register(_Wake(self._sensor), select.POLLIN)  # the sensor's IRQ ends wait()
         if sys.platform == "rp2":
             try:
                 import rp2
@@ -386,18 +410,69 @@ class Board:
                 return  # the rest of the frame is dropped: the outbox resends it
         self._stalled = False  # a whole frame went out without waiting
 
+    def _work(self):
+        """Something for poll() to hand out (or to read: an edge, a UART byte)."""
+        s = self._sensor
+        return (self._fq_tail != self._fq_head or self._uid_held or (s is not None and (s.fired or s.pending()))
+                or (self._uart is not None and self._uart.any()) or self._keys.pending())
+
+    def _due(self, now):
+        """Milliseconds until the board's own next check: the reader's presence check
+        (every RFID_EVERY_MS; a failed reader at its retry time), the exit sensor's
+        debounce, the keys, the lid, the jam timer and the LED sampled every SCAN_MS."""
+        due = SCAN_MS - time.ticks_diff(now, self._scan_at)
+        if self._rfid is not None:
+            r = time.ticks_diff(self._rfid_at, now) + (RFID_EVERY_MS if self._rfid_ok else 0)
+            if r < due:
+                due = r
+        s = self._sensor.due(now)
+        return s if s < due else due
+
+    def _check(self, now):
+        """The checks poll() makes, with what they find kept for it: the LED, the lid, the
+        exit sensor (edges settled into exits), the keys, and a presence check of the reader
+        when due (a UID read is held for poll())."""
+        self._scan_at = now
+        self._blink(now)
+        self._watch(now)
+        self._keys.poll(now)
+        if self._rfid is not None and not self._uid_held:
+            self._uid_held = self._read_rfid(now)
+
     def wait(self, ms):
-        deadline = time.ticks_add(time.ticks_ms(), ms)
-        while True:
-            if self._sensor is not None and self._sensor.fired:
-                return
-            if self._uart is not None and self._uart.any():
-                return
-            left = time.ticks_diff(deadline, time.ticks_ms())
+        """Sleep until there is work, at most `ms` (the app's next timer).
+
+        What ends the sleep at once: host bytes (the USB CDC, `sys.stdin` in the poll set)
+        and an exit edge: the sensor's hard IRQ sets `fired`, which `_Wake` makes readable.
+        A barcode byte waits for the next wake (the UART's `any()`: at most SCAN_MS, and
+        RFID_EVERY_MS on a board with a reader; the scanner's window is before the exit
+        beam, so the line is in before the exit it belongs to wakes the loop). (The UART is
+        not put in the poll set: an object `select.poll` cannot register leaves a hole that
+        crashes its next poll, extmod/modselect.c, and a stand-in UART is no stream.) On the
+        rp2 port `select.poll` looks at its objects, then waits in `mp_event_wait_ms` (WFE)
+        until an interrupt or its timeout, then looks again (extmod/modselect.c): the IRQ
+        ends the WFE and the poll returns, as asyncio's ThreadSafeFlag (an io.IOBase whose
+        ioctl answers MP_STREAM_POLL) is woken from an IRQ. `time.sleep_ms` would not do:
+        rp2's mp_hal_delay_ms sleeps the whole time whatever interrupt comes.
+        The board's own checks (`_due`) are made here when they come due, without a pass of
+        the app's loop: the MFRC522 has no interrupt wired (and no way to see a card but a
+        REQA), so its presence check every RFID_EVERY_MS is the pace of these wakes, not of
+        the loop's passes."""
+        if not self._started:
+            return
+        now = time.ticks_ms()
+        end = time.ticks_add(now, ms)
+        while not self._work():
+            due = self._due(now)
+            if due <= 0:
+                self._check(now)
+                continue
+            left = time.ticks_diff(end, now)
             if left <= 0:
                 return
-            for _obj, _ev in self._poll.ipoll(2 if left > 2 else left):
+            for _obj, _ev in self._poll.ipoll(due if due < left else left):
                 return
+            now = time.ticks_ms()
 
     # -- outputs ----------------------------------------------------------
     def ready(self, boot):
@@ -438,6 +513,14 @@ class Board:
             self._wdt.feed()
 
     # -- events -----------------------------------------------------------
+    def _fault_event(self, now):
+        v = self._fq[self._fq_tail]
+        self._fq_tail = (self._fq_tail + 1) & (_FAULTQ - 1)
+        self.ev_arg = v & 0x7F
+        self.ev_on = v >> 7
+        self.ev_ms = now
+        return _EV_FAULT
+
     def _fault(self, code, on):
         head = self._fq_head
         if ((head + 1) & (_FAULTQ - 1)) == self._fq_tail:
@@ -507,12 +590,7 @@ class Board:
         self._blink(now)
         self._watch(now)
         if self._fq_tail != self._fq_head:
-            v = self._fq[self._fq_tail]
-            self._fq_tail = (self._fq_tail + 1) & (_FAULTQ - 1)
-            self.ev_arg = v & 0x7F
-            self.ev_on = v >> 7
-            self.ev_ms = now
-            return _EV_FAULT
+            return self._fault_event(now)
         b = self._barcode
         if b is not None:
             ev = b.poll(now)
@@ -533,9 +611,13 @@ class Board:
             self._retries = 0  # errors before this exit belonged to the card that left
             return _EV_EXIT
         if self._rfid is not None:
-            n = self._read_rfid(now)
+            n = self._uid_held or self._read_rfid(now)
+            self._uid_held = 0
             if self._fq_tail != self._fq_head:
-                return self.poll()  # the reader just failed or recovered: report it now
+                # The reader just failed or recovered: report it now, and a UID read in the
+                # same call at the next poll (no call of poll() from poll(): no recursion).
+                self._uid_held = n
+                return self._fault_event(now)
             if n:
                 buf = self.ev_buf
                 uid = self._uid

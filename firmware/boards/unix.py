@@ -36,8 +36,12 @@ Methods:
                        come in the order they happened; an exit event comes after
                        the reads of the card that left. Interrupts only queue
                        events in preallocated rings; poll() hands them out.
-    wait(ms)           sleep at most `ms`, returning early when host bytes or an
-                       event are waiting (the main loop's idle)
+    wait(ms)           sleep at most `ms`, returning at once when host bytes or an
+                       event are waiting (the main loop's idle: `ms` is the time to the
+                       app's next timer, up to a second). The board's own periodic work
+                       (a reader's presence check, debouncing, a blinking LED) is done
+                       here or makes it return when due; an interrupt (the exit sensor)
+                       must end the wait at once. Never allocates.
     ready(boot)        the app is streaming under boot counter `boot`
     led(mode)          status LED: 0 off, 1 on, 2 blink
     set_debounce(ms)   exit-sensor debounce time
@@ -177,12 +181,12 @@ class Board:
     # -- serial -----------------------------------------------------------
     def read_serial(self, buf):
         # The unix port's readinto() waits to fill the whole buffer, so take the bytes
-        # one at a time while the terminal has some.
+        # one at a time while the terminal has some. (ipoll: poll() makes a list a call.)
         n = 0
         one = self._one
         while n < len(buf):
             ready = False
-            for _obj, ev in self._in_poll.poll(0):
+            for _obj, ev in self._in_poll.ipoll(0):
                 ready = ev & select.POLLIN
             if not ready or not self._in.readinto(one, 1):
                 break
@@ -201,9 +205,16 @@ class Board:
                 time.sleep_ms(1)
 
     def wait(self, ms):
+        # Until host bytes (stdin) or a sim line (the reader, the exit sensor, keys) arrive,
+        # or `ms`; or the sim socket is due to be tried again.
         if self._rx_pos < self._rx_len:
             return
-        self._poll.poll(ms)
+        if self._sock is None and self._sim_path:
+            again = time.ticks_diff(self._next_try, time.ticks_ms())
+            if again < ms:
+                ms = again if again > 0 else 0
+        for _ in self._poll.ipoll(ms):
+            return
 
     # -- outputs ----------------------------------------------------------
     def ready(self, boot):

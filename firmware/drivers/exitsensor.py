@@ -23,6 +23,9 @@ chatter_edges=16, chatter_window_ms=250, quiet_ms=1000)``
     ``jammed`` and ``chattering``. ``now`` is ``time.ticks_ms()`` when omitted.
 ``pending() -> int``: exits waiting. ``take() -> int | None``: the oldest exit's
     fire time (ticks_ms), None when none is waiting.
+``due(now) -> int``: milliseconds until ``poll`` must run to settle a change (a board
+    that sleeps until there is work wakes then; ``fired``, set by the IRQ, wakes it for
+    the edge itself).
 ``set_debounce(ms)``.
 State: ``blocked`` (debounced level), ``jammed`` (blocked for ``jam_ms`` or more:
     a card stuck in the mouth, FAULT JAM; ends when the beam clears, and that card
@@ -57,6 +60,7 @@ from array import array
 _RING = const(32)  # edges; a power of two
 _EVENTS = const(16)  # exits waiting for the app
 _SURE = const(2)  # in the edge ring: an edge proven by the IRQ flags, never a bounce
+_IDLE = const(60000)  # due(): nothing to settle
 
 
 class ExitSensor:
@@ -160,6 +164,17 @@ class ExitSensor:
     def feed_edge(self, level, t_ms):
         """Queue an edge at ``t_ms`` (for boards without a pin, and for tests)."""
         self._push(1 if level else 0, t_ms)
+
+    def due(self, now):
+        """Milliseconds until ``poll`` has a level to settle (a change held for the debounce
+        time makes an exit): 0 when edges wait, ``_IDLE`` when nothing is changing. For a
+        board that sleeps until there is work (boards/pico.py ``wait``)."""
+        if self._tail != self._head:
+            return 0
+        if self._raw == self._stable:
+            return _IDLE
+        left = self._debounce - time.ticks_diff(now, self._raw_t)
+        return left if left > 0 else 0
 
     # -- consumer side: the main loop -------------------------------------------------
 

@@ -19,6 +19,7 @@
 #     pack_key(buf, key, arg, t_ms)
 #     pack_heartbeat(buf, t_ms, dealt, outbox)
 #     pack_reply(buf, epoch, seq, status, detail, oldest)
+#     pack_crash(buf, boot, where, error, count, cmd_type, cmd_epoch, cmd_seq, text)
 #   Payload readers (host to shoe), on the payload memoryview of an OK frame:
 #     unpack_ack(p) -> (boot, seq)          unpack_resend_from(p) -> (boot, seq)
 #     unpack_new_shoe(p) -> (shoe_no, deck_id, scheme, part, parts, count)
@@ -51,6 +52,7 @@ FAULT = 0x05
 KEY = 0x06
 HEARTBEAT = 0x07
 REPLY = 0x08
+CRASH = 0x09
 ACK = 0x81
 RESEND_FROM = 0x82
 NEW_SHOE = 0x83
@@ -88,6 +90,7 @@ _FAULT = "<BBHI"
 _KEY = "<BBI"
 _HEARTBEAT = "<IHB"
 _REPLY = "<IIBBI"
+_CRASH = "<IBBBBII32s"
 _BOOT_SEQ = "<II"
 _NEW_SHOE = "<IIBBBB"
 _CONFIG = "<HHHH"
@@ -146,6 +149,11 @@ def pack_heartbeat(buf, t_ms, dealt, outbox):
 def pack_reply(buf, epoch, seq, status, detail, oldest):
     struct.pack_into(_REPLY, buf, 0, epoch, seq, status, detail, oldest)
     return 14
+
+
+def pack_crash(buf, boot, where, error, count, cmd_type, cmd_epoch, cmd_seq, text):
+    struct.pack_into(_CRASH, buf, 0, boot, where, error, count, cmd_type, cmd_epoch, cmd_seq, text)
+    return 48
 
 
 # --- host to shoe payloads -------------------------------------------------------

@@ -11,7 +11,7 @@
 #   module's __getattr__, for the host's tests and tools: the shoe never asks for them): VERSION, HEADER_SIZE, TAG_SIZE, MIN_FRAME, MAX_FRAME, MAX_PAYLOAD,
 #     MAX_ENCODED, OUT_SIZE (= MAX_ENCODED + 2: an encoded frame with both delimiters),
 #     FLAG_RESENT; message types HELLO CARD UNREAD DECK_STATUS FAULT KEY HEARTBEAT REPLY
-#     (shoe to host) and ACK RESEND_FROM NEW_SHOE CONFIG TIME PING MAINTENANCE CLEAR
+#     CRASH (shoe to host) and ACK RESEND_FROM NEW_SHOE CONFIG TIME PING MAINTENANCE CLEAR
 #     CARDS_FROM (host to shoe); MAINTENANCE_MAGIC; NO_CARD (0xFF).
 #   Result strings (SPEC 3.1): OK ("ok"), OVERSIZE BAD_COBS TRUNCATED BAD_LENGTH BAD_CRC
 #     BAD_VERSION BAD_FLAGS UNKNOWN_SHOE BAD_TAG BAD_DIRECTION REPLAY UNKNOWN_TYPE BAD_PAYLOAD.
@@ -88,6 +88,7 @@ _FAULT = const(0x05)
 _KEY = const(0x06)
 _HEARTBEAT = const(0x07)
 _REPLY = const(0x08)
+_CRASH = const(0x09)
 _ACK = const(0x81)
 _RESEND_FROM = const(0x82)
 _NEW_SHOE = const(0x83)
@@ -103,9 +104,9 @@ _HEADER = "<BBBIIIH"
 _U32 = "<I"
 
 # Fixed payload sizes by type (CARD, 20-35, and NEW_SHOE, 12-227, have their own rules):
-# HELLO (0x01) to REPLY (0x08) at their type, ACK (0x81) to CARDS_FROM (0x89) from 9 on; 255
+# HELLO (0x01) to CRASH (0x09) at their type, ACK (0x81) to CARDS_FROM (0x89) from 10 on; 255
 # (above any payload) where a type has none. A bytes constant, not a dict: less heap.
-_SIZES = b"\xff\x33\xff\x0a\x1a\x08\x06\x07\x0e\x08\x08\xff\x08\x08\x04\x04\x04\x06"
+_SIZES = b"\xff\x33\xff\x0a\x1a\x08\x06\x07\x0e\x30\x08\x08\xff\x08\x08\x04\x04\x04\x06"
 
 
 _BLOCK = const(64)
@@ -161,10 +162,10 @@ def payload_ok(mtype, p):
                 return False
             pos += 2 + uid_len
         return pos == n
-    if mtype <= _REPLY:
+    if mtype <= _CRASH:
         size = _SIZES[mtype]
     elif _ACK <= mtype <= _CARDS_FROM:
-        size = _SIZES[mtype - _ACK + 9]
+        size = _SIZES[mtype - _ACK + 10]
     else:
         return False
     if n != size:
@@ -426,7 +427,7 @@ class Receiver:
             return "replay"
         self.last_boot = self.boot
         self.last_seq = self.seq
-        if not (_HELLO <= self.mtype <= _REPLY or _ACK <= self.mtype <= _CARDS_FROM):
+        if not (_HELLO <= self.mtype <= _CRASH or _ACK <= self.mtype <= _CARDS_FROM):
             return "unknown_type"
         self._enc.seal(buf, _HEADER_SIZE, body, self.mtype, self.boot, self.seq)
         if not payload_ok(self.mtype, self.payload):

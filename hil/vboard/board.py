@@ -113,6 +113,7 @@ class VirtualBoard:
         micropython: str | None = None,
         uid: bytes | None = None,
         romfs_size: int | None = None,
+        stack: str = "pico",
     ) -> None:
         if romfs_size is None:  # a stock Pico build has none; CARDSHOE_VBOARD_ROMFS=131072 gives one
             romfs_size = int(os.environ.get("CARDSHOE_VBOARD_ROMFS", "0"))
@@ -131,6 +132,9 @@ class VirtualBoard:
         self.romfs_size = romfs_size if self.launcher else 0
         self.romfs_path = self.workdir / "romfs.img"
         self.uid = uid if uid is not None else os.urandom(8)
+        if stack not in ("pico", "unix"):
+            raise ValueError(f"stack {stack!r}: 'pico' (a Pico's C stack, the default) or 'unix' (the port's own)")
+        self.stack = stack
         self._engine: _Engine | None = None
         self.flash = FlashImage(
             self.workdir / "flash.img",
@@ -239,6 +243,13 @@ class VirtualBoard:
         return engine.boots if engine is not None else 0
 
     @property
+    def interpreter_pid(self) -> int | None:
+        """The process id of the running interpreter (the firmware's), or None while off."""
+        engine = self._engine
+        it = engine.interp if engine is not None else None
+        return it.proc.pid if it is not None else None
+
+    @property
     def watchdog_resets(self) -> int:
         """Resets by the board's watchdog (the firmware stopped feeding `machine.WDT`)."""
         engine = self._engine
@@ -308,6 +319,8 @@ class VirtualBoard:
             env["VBOARD_ROMFS"] = str(self.romfs_path)
         if self.launcher:
             env["VBOARD_USB"] = "1"
+        # A Pico's C stack (runtime/picostack.py) needs the launcher's VBOARD_MP_STATE.
+        env["VBOARD_STACK"] = self.stack if self.launcher else "unix"
         return env
 
     def interpreter(self) -> list[str]:

@@ -39,6 +39,10 @@ status WATCHDOG_STATUS, which the engine reads as a watchdog reset (HELLO reset 
 As on an RP2040 it cannot be stopped through `machine`; the boot script's `WDT` has a
 `stop()` that stands for the firmware's write to the chip's watchdog CTRL register.
 
+**C stack** (always). The address of the port's `mp_state_ctx`, whose first two words are
+the main thread's stack top and stack limit, in VBOARD_MP_STATE: the boot scripts and the
+benchmarks lower the limit to a Pico's with runtime/picostack.py.
+
 **ROM partition** (VBOARD_ROMFS).
 
 A board built with a ROMFS partition (MicroPython 1.25+, `MICROPY_HW_ROMFS_BYTES`)
@@ -299,6 +303,8 @@ def main(argv: list[str]) -> int:
     import micropython_run  # type: ignore[import-not-found]
 
     port = ctypes.CDLL(micropython_run.__file__)  # the module already loaded: the same copy
+    # The main thread's stack top and limit, for runtime/picostack.py (a Pico's C stack).
+    os.environ["VBOARD_MP_STATE"] = f"{ctypes.addressof(ctypes.c_char.in_dll(port, 'mp_state_ctx')):x}"
     if os.environ.get("VBOARD_USB") == "1":
         wdt = start_watchdog()  # noqa: F841 - its words must live as long as the process
         if os.isatty(0):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 from dataclasses import replace
 from typing import Annotated, Any, AsyncIterator, Callable, Iterable, Literal, Mapping
@@ -40,13 +39,14 @@ from .auth import Guard, Principal
 from .cardtext import CARD_EVENTS, event_text, round_text, settlement_of
 from .limits import BodyLimits
 from .page import mount_page
-from .pitview import hand_classes, hidden_texts_of, public_of, scrub
+from . import pitview
+from .pitview import NOTHING, Public, hand_classes, pit_body, public_of, scrub
 from .tableview import currency_of, layout_of, seat_state
 from .watch import JournalWatch
 
 # Path parameters are bounded too: a refused request's round id and wager name are journaled.
-RoundId = Annotated[str, Path(min_length=1, max_length=64, description='the round, e.g. "T07-000001"',
-                              examples=["T1-000001"])]
+RoundId = Annotated[str, Path(min_length=1, max_length=64, description='the round, e.g. "T07-3f9c0a1b-000001"',
+                              examples=["T07-3f9c0a1b-000001"])]
 SeatPath = Annotated[int, Path(ge=1, le=7, description="playing position, 1..7 from the dealer's left")]
 WagerPath = Annotated[m.Wager, Path(description="the wager")]
 
@@ -123,34 +123,11 @@ def _unnamed(item: Published) -> str:
 
 
 def _pit_referral(referral: dict[str, Any]) -> dict[str, Any]:
-    """A referral as the pit sees it: no card value (a card out of the shoe between rounds or
-    after a void may lie face down; the cards a deck fault names as never dealt), and those
-    cards' texts masked (`??`) in its free text, as a flag's detail is."""
-    texts: set[str] = set()
-
-    def collect(value: Any) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                if k in ("card", "never_dealt"):
-                    texts.update(c for c in (v if isinstance(v, list) else [v]) if isinstance(c, str))
-                else:
-                    collect(v)
-        elif isinstance(value, list):
-            for v in value:
-                collect(v)
-
-    def hide(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: (None if k in ("card", "never_dealt") else hide(v)) for k, v in value.items()
-                    if k != "reader_id"}
-        if isinstance(value, list):
-            return [hide(v) for v in value]
-        if isinstance(value, str) and texts:
-            return re.sub(r"\b(" + "|".join(sorted(texts)) + r")\b", "??", value)
-        return value
-
-    collect(referral)
-    out: dict[str, Any] = hide(referral)
+    """A referral as the pit sees it (reading 79): through the pit view's one filter with
+    nothing public (a card out of the shoe between rounds or after a void may lie face down;
+    the cards a deck fault names as never dealt may be in a hand), its entry id and time kept."""
+    out = pit_body({k: v for k, v in referral.items() if k not in ("id", "t_ns")}, NOTHING)
+    out.update({k: referral[k] for k in ("id", "t_ns") if k in referral})
     return out
 
 
@@ -173,8 +150,9 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
     app = FastAPI(
         title="cardshoe table API",
         version="1",
-        # /docs is served from the installed fastapi-offline package's files, not a CDN (page.py).
-        docs_url=None, redoc_url=None,
+        # /docs is served from the installed fastapi-offline package's files, not a CDN, and it
+        # and /openapi.json need a token like every endpoint (page.py; docs/api.md).
+        docs_url=None, redoc_url=None, openapi_url=None,
         description="The table controller's interface to the cardshoe daemon: rounds, wagers, decisions, "
                     "irregularities, settlement, and the event stream. Every call needs the table's bearer token.",
     )
@@ -228,29 +206,45 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
 
     def pit_round(snapshot: dict[str, Any]) -> dict[str, Any]:
         public = public_of(snapshot, face_up_places(str(snapshot["round_id"])))
-        out: dict[str, Any] = scrub(snapshot, public, hidden_texts=hidden_texts_of(snapshot, public))
+        out = pitview.pit_round(snapshot, public)
         out["view"] = "pit"
         return out
 
-    def pit_event(item: Published) -> Published:
-        """The event as the pit may see it: face-down card values of its round removed."""
-        if item.kind not in ("event", "settlement") or item.round_id is None:
-            return item
+    def public_now(round_id: str | None) -> Public:
+        """What of round `round_id` is public now (nothing of no round, or of one no longer
+        in memory)."""
+        if round_id is None:
+            return NOTHING
         try:
-            snapshot = control().round_snapshot(item.round_id)
+            snapshot = control().round_snapshot(round_id)
         except Refused:
-            return item if item.kind == "settlement" else replace(item, body=canonical_json({"type": item.type}))
-        public = public_of(snapshot, face_up_places(item.round_id))
-        if public.all:
-            return item
-        body = scrub(json.loads(item.body), public, hidden_texts=hidden_texts_of(snapshot, public))
-        return replace(item, body=canonical_json(body))
+            return NOTHING
+        return public_of(snapshot, face_up_places(round_id))
 
-    def shown(item: Published, pit: bool) -> Published:
-        """The event as this reader sees it: face-down cards left out (pit), cards as text.
-        Only events that carry cards are re-encoded; the rest go out as journaled."""
-        if pit:
-            item = pit_event(item)
+    def pit_event(item: Published, publics: dict[str | None, tuple[int, Public]]) -> Published:
+        """The event as the pit may see it: every kind, every field through the pit view's
+        one filter (`cardshoe.api.pitview.pit_body`): nothing face down, whatever the kind.
+
+        `publics` is the stream's memo of what each round shows, kept while nothing new has
+        been published (a round changes only with events; a memo a little old shows less,
+        never more: what is public only grows)."""
+        if item.kind == "overflow":
+            return item
+        body = json.loads(item.body)
+        if not isinstance(body, dict):
+            return replace(item, body=canonical_json({"type": item.type, pitview.WITHHELD: ["body"]}))
+        version = daemon.bus.published
+        memo = publics.get(item.round_id)
+        if memo is None or memo[0] != version:
+            memo = publics[item.round_id] = (version, public_now(item.round_id))
+        return replace(item, body=canonical_json(pit_body(body, memo[1])))
+
+    def shown(item: Published, pit: dict[str | None, tuple[int, Public]] | None) -> Published:
+        """The event as this reader sees it: face-down cards left out (`pit`: the pit view,
+        with its memo), cards as text. Only events that carry cards are re-encoded; the rest
+        go out as journaled."""
+        if pit is not None:
+            item = pit_event(item, pit)
         if item.type not in CARD_EVENTS:
             return item
         return replace(item, body=canonical_json(event_text(json.loads(item.body))))
@@ -344,11 +338,19 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
 
     @app.get("/status", tags=["table"], response_model=m.Status, responses=_errors(*_READ))
     def status(who: Principal = read_dep, view: Literal["pit", "all"] | None = view_q) -> dict[str, Any]:
-        """The daemon: link state, counters (rejected frames by reason), round in play; for the
-        table page the journal, the jackpot pool, the currency, the layout of the game's
-        positions, each shoe's integrity and the referrals outside a round still open."""
+        """The daemon: link state, counters (rejected frames by reason), round in play, alarms;
+        for the table page the journal, the jackpot pool, the currency, the layout of the
+        game's positions, each shoe's integrity and the referrals outside a round still open."""
         result: dict[str, Any] = daemon.status()
-        result.update(table_extras(result, _pit(who, view)))
+        pit = _pit(who, view)
+        result.update(table_extras(result, pit))
+        if pit:  # referrals went through the pit view's filter in table_extras
+            public = public_now(result.get("current_round"))
+            alarms = [pit_body(a, public) for a in result.get("alarms") or []]
+            referrals = result.get("referrals") or []
+            result = scrub({k: v for k, v in result.items() if k not in ("alarms", "referrals")}, public)
+            result["alarms"] = alarms
+            result["referrals"] = referrals
         return result
 
     @app.post("/referrals/{entry_id}/acknowledge", dependencies=supervisor, tags=["irregularities"],
@@ -387,9 +389,10 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
 
     @app.get("/rounds", tags=["round"], response_model=m.RoundList, responses=_errors(401, 403, 422, 503))
     def list_rounds(limit: int = Query(200, ge=1, le=1000, description="at most this many, newest first"),
-                    who: Principal = read_dep) -> dict[str, Any]:
+                    who: Principal = read_dep, view: Literal["pit", "all"] | None = view_q) -> dict[str, Any]:
         """The rounds in memory, newest first (at most `limit`): id, status, void."""
-        return {"rounds": control().round_list(limit)}
+        rounds_ = control().round_list(limit)
+        return {"rounds": scrub(rounds_, NOTHING) if _pit(who, view) else rounds_}
 
     @app.get("/rounds/{round_id}", tags=["round"], response_model=m.Round,
             response_model_exclude_unset=True, responses=_errors(*_READ_ROUND))
@@ -434,6 +437,14 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
             raise Refused(status, "round_id", str(exc).removeprefix("round: "), "EvidenceError") from None
         except KeyStoreError as exc:
             raise Refused(500, "evidence.key", str(exc), "KeyStoreError") from None
+        if not who.sees_face_down:
+            # A signed file cannot be shown in part: the pit gets it only if it holds no card
+            # that is face down in the pit view (a burn, a void round's cards, a shoe's claim).
+            hidden = pitview.evidence_face_down(doc, public_now(round_id))
+            if hidden:
+                raise guard.refuse(request, 403, "role", f"this round's evidence holds cards never shown at the "
+                                   f"table ({', '.join(hidden[:5])}{', ...' if len(hidden) > 5 else ''}): "
+                                   "for surveillance", "Forbidden", who)
         if daemon.service is not None:
             daemon.service.record("daemon", {"type": "evidence_exported", "round_id": round_id,
                                              "roles": sorted(who.roles), "via": who.via})
@@ -658,7 +669,7 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
         Reconnect with `Last-Event-ID` (or `?after=ID`) to get what was missed from the journal
         first. `?limit=N` ends the stream after N events (for scripts and tests)."""
         start = last_event_id if last_event_id is not None else after
-        pit = _pit(who, view)
+        pit: dict[str | None, tuple[int, Public]] | None = {} if _pit(who, view) else None
         sse = sse_format if names else _unnamed
         loop = asyncio.get_running_loop()
         sub = daemon.bus.subscribe(loop)

@@ -7,7 +7,8 @@
   with its writes. ``GET /session`` tells the page whether it is signed in; ``DELETE``
   signs out. The token travels in the body only, never in a URL, and is never logged.
 - ``GET /docs``: Swagger UI from the installed ``fastapi-offline`` package's files (FastAPI's
-  default loads it from a public CDN, which a table network cannot reach).
+  default loads it from a public CDN, which a table network cannot reach), and ``GET
+  /openapi.json``: both need a token or a session, as every endpoint does.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .auth import COOKIE, SESSION_SECONDS, Guard
 
 STATIC = Path(__file__).resolve().parent / "static"
+OPENAPI_URL = "/openapi.json"
 
 #: The page loads only its own files: a script injected into a flag's text cannot run.
 PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -76,9 +78,18 @@ def mount_page(app: FastAPI, guard: Guard) -> None:
                             headers={"Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-store",
                                      "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
 
+    # The description and its page need a token (or a signed-in session: sign in at /table
+    # first) like every endpoint: only the sign-in page, its files and Swagger UI's files are
+    # served without one (docs/api.md, "Authentication and roles").
+    @app.get(OPENAPI_URL, include_in_schema=False)
+    def openapi(request: Request) -> JSONResponse:
+        guard.check(request, None)
+        return JSONResponse(app.openapi())
+
     @app.get("/docs", include_in_schema=False)
-    def docs() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} - docs",
+    def docs(request: Request) -> HTMLResponse:
+        guard.check(request, None)
+        return get_swagger_ui_html(openapi_url=OPENAPI_URL, title=f"{app.title} - docs",
                                    swagger_js_url="/static/swagger/swagger-ui-bundle.js",
                                    swagger_css_url="/static/swagger/swagger-ui.css",
                                    swagger_favicon_url="data:,",

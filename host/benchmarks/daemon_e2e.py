@@ -13,6 +13,9 @@ includes the firmware (the card appended to its flash log and framed), the pty, 
 (decode, checks, the fsync'd commit, the event) and HTTP. Rounds of Three Card Poker with 7
 seats (24 cards each), one card at a time, the next once the last one's event is in.
 
+Before dealing, the firmware's idle loop: how often its thread's sleep ended over 10 s (its
+voluntary context switches, from /proc), with the daemon attached and the shoe loaded.
+
 `--load N` runs N processes that each keep a core busy (`while True: pass`) during the
 dealing: "under load" in docs/bench.md. The machine's load average is printed before and
 after, as other work on the machine loads it too. Prints figures; asserts nothing.
@@ -95,7 +98,33 @@ def burners(n: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
-def run(rounds: int, workdir: Path, load: int) -> dict[str, Any]:
+def _thread_counts(pid: int) -> tuple[int, int]:
+    """(voluntary context switches, utime + stime in clock ticks) of `pid`'s main thread."""
+    with open(f"/proc/{pid}/task/{pid}/status") as f:
+        switches = next(int(line.split()[1]) for line in f if line.startswith("voluntary_ctxt_switches"))
+    with open(f"/proc/{pid}/task/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return switches, int(fields[11]) + int(fields[12])
+
+
+def idle_wakeups(pid: int | None, seconds: float) -> tuple[float, float] | None:
+    """The firmware's loop idle, the daemon attached and nothing dealt: its thread's sleeps
+    that ended a second (voluntary context switches of the interpreter's main thread: each
+    wait() that returned) and its CPU in %, over `seconds`; None without a process or /proc."""
+    if pid is None or seconds <= 0:
+        return None
+    try:
+        a = _thread_counts(pid)
+        start = time.monotonic()
+        time.sleep(seconds)
+        b = _thread_counts(pid)
+    except OSError:
+        return None
+    elapsed = time.monotonic() - start
+    return (b[0] - a[0]) / elapsed, 100 * (b[1] - a[1]) / os.sysconf("SC_CLK_TCK") / elapsed
+
+
+def run(rounds: int, workdir: Path, load: int, idle_s: float = 10.0) -> dict[str, Any]:
     """Deal `rounds` rounds through the whole product and return the figures."""
     bench = Bench(workdir, TableSpec("three-card-poker", seats=7, name="BENCH"))
     busy: list[subprocess.Popen[bytes]] = []
@@ -110,6 +139,7 @@ def run(rounds: int, workdir: Path, load: int) -> dict[str, Any]:
         shoe_part: list[float] = []  # exit -> the daemon takes the frame (firmware, board, pty, decode)
         host_part: list[float] = []  # the daemon takes it -> the event read (commit, publish, HTTP)
         index = 0
+        idle = idle_wakeups(bench.board.interpreter_pid, idle_s)
         load_before = os.getloadavg()
         busy = burners(load)
         for r in range(rounds):
@@ -146,7 +176,7 @@ def run(rounds: int, workdir: Path, load: int) -> dict[str, Any]:
     from cardshoe.benchmarks.daemon import percentiles
 
     return {**percentiles(latencies), "cards": len(latencies), "rounds": rounds,
-            "shoe": percentiles(shoe_part), "host": percentiles(host_part),
+            "shoe": percentiles(shoe_part), "host": percentiles(host_part), "idle": idle,
             "load_before": load_before[0], "load_after": load_after[0]}
 
 
@@ -162,6 +192,10 @@ def main(rounds: int, load: int, workdir: Path | None) -> int:
           f"beside (load average {figures['load_before']:.1f} before, {figures['load_after']:.1f} after)")
     print(f"  card leaves the shoe -> card_placed read from GET /events: p50 {figures['p50_ms']:.2f} ms, "
           f"p90 {figures['p90_ms']:.2f} ms, p99 {figures['p99_ms']:.2f} ms, max {figures['max_ms']:.2f} ms")
+    if figures["idle"] is not None:
+        wakeups, cpu = figures["idle"]
+        print(f"  idle before dealing, the daemon attached: the firmware's loop woke {wakeups:.1f} times a second "
+              f"(its thread's voluntary context switches), {cpu:.2f} % CPU")
     for key, what in (("shoe", "exit -> the daemon takes the frame (firmware, virtual board, pty, decode)"),
                       ("host", "the daemon takes it -> the event read (journal commit, publish, HTTP)")):
         f = figures[key]

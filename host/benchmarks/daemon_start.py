@@ -15,7 +15,8 @@ a start costs) is started and stopped three times:
 
 `/events`: the real API app (`create_app`) serves the daemon; the time from the request to the
 first event's `data:` line, beside the time to build the whole backlog in memory first (what
-the handler did before, measured in the same process). Prints figures; asserts nothing.
+the handler did before, measured in the same process); then the whole backlog streamed, as
+surveillance reads it and in the pit view (its filter's cost). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -114,9 +115,20 @@ def first_event(path: Path, tmp: Path) -> dict[str, float]:
                        reader.entries(("event", "settlement", "link", "daemon", "reject", "command"))
                        if streamable(e.kind, e.data())]
         whole = time.perf_counter() - t0
+        # The whole backlog streamed as surveillance reads it and in the pit view (every event
+        # through the pit view's filter, issue 20 item 5): the filter's cost per event.
+        streamed: dict[str, float] = {}
+        for name, view in (("all", {}), ("pit", {"view": "pit"})):
+            t0 = time.perf_counter()
+            with client.stream("GET", "/events", params={"after": 0, "limit": len(backlog), **view},
+                               headers={"Authorization": f"Bearer {TOKEN}"}) as response:
+                got = sum(1 for line in response.iter_lines() if line.startswith("data:"))
+            streamed[name] = time.perf_counter() - t0
+            streamed[name + "_n"] = got
     finally:
         daemon.stop()
-    return {"first_ms": min(firsts) * 1000, "whole_backlog_ms": whole * 1000, "backlog": float(len(backlog))}
+    return {"first_ms": min(firsts) * 1000, "whole_backlog_ms": whole * 1000, "backlog": float(len(backlog)),
+            "all_s": streamed["all"], "pit_s": streamed["pit"], "all_n": streamed["all_n"], "pit_n": streamed["pit_n"]}
 
 
 def page_reads(path: Path, tmp: Path) -> dict[str, float]:
@@ -174,6 +186,9 @@ def main(sizes: list[int], journal_dir: Path | None = None) -> int:
             print(f"GET /events?after=0&limit=1 on the {last['cards']}-card journal: first event in "
                   f"{e['first_ms']:.1f} ms (best of 3); the whole backlog built first "
                   f"({int(e['backlog'])} events, the handler before) {e['whole_backlog_ms']:.1f} ms")
+            print(f"GET /events?after=0 streamed whole: every card {int(e['all_n'])} events in "
+                  f"{e['all_s'] * 1000:.0f} ms ({e['all_n'] / e['all_s']:.0f} events/s), the pit view "
+                  f"{int(e['pit_n'])} events in {e['pit_s'] * 1000:.0f} ms ({e['pit_n'] / e['pit_s']:.0f} events/s)")
             p = page_reads(last["path"], tmp)
             print(f"the table page's reads on the {last['cards']}-card journal: first GET /status "
                   f"{p['first_ms']:.1f} ms (reads the journal's last entries), then {p['status_ms']:.1f} ms "

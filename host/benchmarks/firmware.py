@@ -9,6 +9,8 @@ that only loads it), the heap in use after boot, the peak heap in use while deal
 objects, sampled after every card with a collection), the bytes allocated per card
 (garbage included: the collector off for one card at a time, 8 cards of a second shoe),
 and the time from the read to the card frame written to the serial port (median, worst).
+Last, the deepest C stack use of the boot, every host command, a card and an idle pass,
+and the margin to a Pico's stack (`cardshoe.benchmarks.firmware_stack`).
 Figures only; nothing is asserted.
 """
 
@@ -329,6 +331,12 @@ def main(argv: Sequence[str]) -> int:
                 # of bytes allocated, the collector off: the heap's size does not change it)
                 run(in_ram, _SETUP + _LINKED, False, "128k")]
         rom_size = rom.stat().st_size
+        from .firmware_stack import measure as measure_stack, report as stack_report
+
+        try:
+            stack_lines = stack_report(*measure_stack(fw.root, Path(tmp)))
+        except RuntimeError as exc:
+            stack_lines = [f"C stack: not measured: {exc}"]
     lines = [next((x for x in p.stdout.splitlines() if x.startswith(("RESULT ", "CODE "))), None) for p in runs[:4]]
     wear_line = next((x for x in runs[4].stdout.splitlines() if x.startswith("WEAR ")), None)
     for label, p in (("code in RAM", runs[1]), ("code in ROMFS", runs[3])):
@@ -378,6 +386,7 @@ def main(argv: Sequence[str]) -> int:
           f"({shoe_erases} erases for {shoe_cards} cards; the most any block took: {most}, "
           f"the mean over the free blocks: {shoe_erases / max(free_blocks, 1):.1f})")
     print(flash_life(erases_per_card, free_blocks))
+    print("\n".join(stack_lines))
     return 0
 
 

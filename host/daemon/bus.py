@@ -62,8 +62,10 @@ def streamable(kind: str, body: dict[str, Any]) -> bool:
         return body.get("reason") in SECURITY_REASONS or (body.get("reason") == "replay" and
                                                            body.get("note") == "old boot")
     if kind == "command":
-        # Refused commands, and the shoe's way into maintenance (asked, then answered).
-        if body.get("type") == "maintenance_requested":
+        # Refused commands, loads that failed or were reconciled, and the shoe's way into
+        # maintenance (asked, then answered).
+        if body.get("type") in ("maintenance_requested", "shoe_load_failed", "new_shoe_refused",
+                                "new_shoe_already_loaded"):
             return True
         return body.get("type") == "command_reply" and (body.get("status") != 0 or body.get("command") == "MAINTENANCE")
     return False

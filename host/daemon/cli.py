@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from cardshoe.journal import JournalError, JournalLocked, JournalReadOnly, JournalUnreadable
+from cardshoe.private import open_private, private_dirs
 from cardshoe.daemon.listen import (ListenError, announce, bind_api, bound_port, inherited_api_socket, url_of,
                                     write_port_file)
 from cardshoe.daemon.config import (GAMES, ConfigError, TableConfig, build_config, load_toml, parse_listen,
@@ -93,8 +94,8 @@ def config_from_args(argv: list[str]) -> TableConfig:
 
 
 def _create_token_file(path: Path, what: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    private_dirs(path.parent)
+    fd = open_private(path, os.O_WRONLY | os.O_EXCL)
     with os.fdopen(fd, "w", encoding="ascii") as f:
         f.write(secrets.token_urlsafe(32) + "\n")
     log.info("created the %s token in %s", what, path)

@@ -48,7 +48,9 @@ holds the same settings and more, and command-line options override it. Example:
     [floor]                             # optional: ship the journal to `cardshoe floor`
     url = "http://floor.example:8700"   # the floor API
     link = "megalink-tcp"               # the linked progressive this table feeds (omit: none)
-    token_file = "/etc/cardshoe/floor.token"   # a controller token of the floor, 0600
+    token_file = "/etc/cardshoe/TCP-07.floor.token"   # this table's own credential on the floor, 0600
+    public_key = "/etc/cardshoe/floor.pub"   # the floor's Ed25519 public key (64 hex, or a file of them):
+                                             # every assignment must be signed by it
     [evidence]                          # jackpot evidence (cardshoe.evidence; docs/api.md, "Evidence")
     dir = "/var/lib/cardshoe/TCP-07.evidence"   # default: beside the journal, <journal stem>.evidence
     key = "/var/lib/cardshoe/TCP-07.table-key"  # the table's Ed25519 signing key (made 0600 if absent);
@@ -73,6 +75,8 @@ from cardshoe.daemon.core import TableSetup
 
 #: The API's roles (cardshoe.api.auth; docs/api.md, "Roles").
 ROLES = ("controller", "supervisor", "surveillance")
+#: The shortest token the API takes (a guessable token would show every face-down card).
+MIN_TOKEN = 16
 
 GAMES = (
     "three-card-poker",
@@ -125,6 +129,8 @@ class TableConfig:
     floor_link: str | None = None
     """The linked progressive this table's progressive wagers feed and settle against."""
     floor_token_file: Path | None = None
+    floor_public_key: str | None = None
+    """The floor's Ed25519 public key: 64 hex characters, or a file holding them."""
     evidence_dir: Path | None = None
     table_key: Path | None = None
     alarm_z: float = 3.0
@@ -282,6 +288,11 @@ def load_toml(path: Path) -> dict[str, Any]:
             out[field_name] = value
     if (ftf := _get(floor, "token_file", str, "floor")) is not None:
         out["floor_token_file"] = Path(ftf)
+    if (fpk := _get(floor, "public_key", str, "floor")) is not None:
+        out["floor_public_key"] = fpk
+    for key in floor:
+        if key not in ("url", "link", "token_file", "public_key"):
+            raise ConfigError(f"floor.{key}: unknown setting (known: url, link, token_file, public_key)")
     evidence = data.get("evidence", {})
     if (folder := _get(evidence, "dir", str, "evidence")) is not None:
         out["evidence_dir"] = Path(folder)
@@ -311,7 +322,11 @@ def read_token(config: TableConfig) -> str:
     unexposed cards."""
     env = os.environ.get("CARDSHOE_TOKEN")
     if env:
-        return env.strip()
+        token = env.strip()
+        if len(token) < MIN_TOKEN:
+            raise ConfigError(f"CARDSHOE_TOKEN: the token is shorter than {MIN_TOKEN} characters "
+                              f"({len(token)}); the API needs at least {MIN_TOKEN}")
+        return token
     if config.token_file is None:
         raise ConfigError("table.token_file: set it (or $CARDSHOE_TOKEN, or give each role a token file in "
                           "[roles]); the API needs a token")
@@ -327,19 +342,39 @@ def read_token_file(path: Path, where: str) -> str:
         raise ConfigError(f"{where}: cannot read {path}: {exc}") from exc
     if mode & 0o077:
         raise ConfigError(f"{where}: {path} must be readable by its owner only (chmod 600)")
-    if len(text) < 16:
-        raise ConfigError(f"{where}: the token in {path} is shorter than 16 characters")
+    if len(text) < MIN_TOKEN:
+        raise ConfigError(f"{where}: the token in {path} is shorter than {MIN_TOKEN} characters")
     return text
 
 
 def read_floor_token(config: TableConfig) -> str:
-    """The floor's controller token for this table: $CARDSHOE_FLOOR_TOKEN, else floor.token_file."""
+    """This table's own credential on the floor: $CARDSHOE_FLOOR_TOKEN, else floor.token_file."""
     env = os.environ.get("CARDSHOE_FLOOR_TOKEN")
     if env:
         return env.strip()
     if config.floor_token_file is None:
-        raise ConfigError("floor.token_file: set it (or $CARDSHOE_FLOOR_TOKEN); the floor needs a token")
+        raise ConfigError("floor.token_file: set it (or $CARDSHOE_FLOOR_TOKEN): this table's own token on the floor "
+                          "([tables.NAME] token_file in the floor's file)")
     return read_token_file(config.floor_token_file, "floor.token_file")
+
+
+def read_floor_public_key(config: TableConfig) -> bytes | None:
+    """The floor's public key of `[floor] public_key` (64 hex characters, or a file of them)."""
+    text = config.floor_public_key
+    if text is None:
+        return None
+    if not all(c in "0123456789abcdefABCDEF" for c in text.strip()) or len(text.strip()) != 64:
+        try:
+            text = Path(text).read_text(encoding="ascii").strip()
+        except OSError as exc:
+            raise ConfigError(f"floor.public_key: neither 64 hex characters nor a readable file: {exc}") from exc
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        raise ConfigError("floor.public_key: not hex") from None
+    if len(key) != 32:
+        raise ConfigError(f"floor.public_key: {len(key)} bytes, not 32")
+    return key
 
 
 def read_role_tokens(config: TableConfig) -> dict[str, list[str]]:

@@ -17,6 +17,9 @@ from cardshoe import rounds
 from cardshoe.daemon.core import Applied, InputError, SettlementRefused, StakeRefused
 from cardshoe.daemon.service import TableService
 from cardshoe.floor.client import FloorClient, FloorRefused, FloorUnreachable
+from cardshoe.floor.progressive import round_digest
+from cardshoe.floor.shipper import shipped
+from cardshoe.floor.store import ShippedEntry
 from cardshoe.journal import canonical_json
 
 # Which request field a refusal of each kind is about, for the 4xx body.
@@ -80,9 +83,10 @@ def _refused(error: Exception) -> Refused:
     return Refused(status, field, str(error), type(error).__name__, rule if isinstance(rule, str) else None)
 
 
-def _sent_rounds(service: TableService) -> set[str]:
-    """The rounds this journal sent to the floor for settlement and did not withdraw."""
-    sent: set[str] = set()
+def _sent_rounds(service: TableService) -> dict[str, tuple[int, str | None]]:
+    """The rounds this journal sent to the floor for settlement and did not withdraw: round ->
+    (its latest `settle_sent` entry, the round file's digest it named)."""
+    sent: dict[str, tuple[int, str | None]] = {}
     with service.journal.reader() as reader:
         for entry in reader.entries(("floor",)):
             data = entry.data()
@@ -90,10 +94,16 @@ def _sent_rounds(service: TableService) -> set[str]:
             if not isinstance(rid, str):
                 continue
             if data.get("type") == "settle_sent":
-                sent.add(rid)
+                digest = data.get("digest")
+                sent[rid] = (entry.id, digest if isinstance(digest, str) else None)
             elif data.get("type") == "settle_withdrawn":
-                sent.discard(rid)
+                sent.pop(rid, None)
     return sent
+
+
+#: A settle request carries the journal's unshipped tail only up to this many entries; past it
+#: the floor answers that it has not all arrived and the table waits for its shipper.
+TAIL_MAX = 500
 
 
 @dataclass(frozen=True)
@@ -117,7 +127,7 @@ class TableControl:
         # a round may have been assigned its pool though the answer never came back, so it is
         # voided only once the floor says it never assigned it (docs/floor.md, "A round sent
         # and not heard back"). Rebuilt from the journal, so a restart keeps the rule.
-        self._sent: set[str] = set()
+        self._sent: dict[str, tuple[int, str | None]] = {}
         if self.floor is not None:
             self._sent = _sent_rounds(service)
         self.draw_magic = draw_magic
@@ -286,7 +296,7 @@ class TableControl:
         # its way is refused there): the void goes ahead.
         self.service.record("floor", {"type": "settle_withdrawn", "round_id": round_id, "link": floor.link},
                             publish=True)
-        self._sent.discard(round_id)
+        self._sent.pop(round_id, None)
 
     def settle(self, round_id: str, jackpot_pool: int | None) -> Done:
         """Close the round and settle every wager. On a linked table, a round with progressive
@@ -305,9 +315,10 @@ class TableControl:
         floor = self.floor
         assert floor is not None
         t_ns = self.service.now()
-        # The round as the Settle operation will leave it, tried on a copy at the time the real
-        # one will carry, so the floor settles exactly the round the table then settles. A round
-        # the table would refuse to close is not sent: the core refuses it, journaled.
+        # The round as the Settle operation will leave it, tried on a copy, and the `settle_sent`
+        # that marks the journal there, under the service lock: no input lands between them, so
+        # the round the floor rebuilds from the journal up to that entry is the one tried here.
+        # A round the table would refuse to close is not sent: the core refuses it, journaled.
         with self.service.lock:
             round_ = self.service.core.rounds.get(round_id)
             if round_ is None or round_.status is rounds.RoundStatus.SETTLED:
@@ -318,18 +329,23 @@ class TableControl:
                 export = self.service.core.export(trial)
             except (rounds.RoundOperationError, ValueError):
                 return self._submit(body, t_ns)
-        progressive = any(int(s.get("wagers", {}).get("progressive", 0) or 0) > 0 for s in export.get("seats", []))
-        if not progressive:
-            return self._submit(body, t_ns)
-        if round_id not in self._sent:
-            # Journaled before sending: from now on the floor may hold an assignment of the round.
-            self.service.record("floor", {"type": "settle_sent", "round_id": round_id, "link": floor.link})
-            if self.service.failed is not None:
-                raise Refused(503, "journal", f"the journal failed: round {round_id} was not sent to the floor",
-                              "ServiceFailed")
-            self._sent.add(round_id)
+            progressive = any(int(s.get("wagers", {}).get("progressive", 0) or 0) > 0
+                              for s in export.get("seats", []))
+            if not progressive:
+                return self._submit(body, t_ns)
+            digest = round_digest(export)
+            sent = self._sent.get(round_id)
+            if sent is None or sent[1] != digest:
+                # Journaled before sending: from now on the floor may hold an assignment of the
+                # round. Again only if the round changed since it was last sent.
+                entry = self.service.record("floor", {"type": "settle_sent", "round_id": round_id,
+                                                      "link": floor.link, "digest": digest})
+                if entry is None:
+                    raise Refused(503, "journal", f"the journal failed: round {round_id} was not sent to the floor",
+                                  "ServiceFailed")
+                self._sent[round_id] = sent = (entry, digest)
         try:
-            assigned = floor.settle(export)
+            assigned = floor.settle(round_id, sent[0], self._tail(floor.state.high_water, sent[0]))
         except FloorUnreachable as exc:
             message = (f"the floor's progressive controller (link {floor.link}) is unreachable: round {round_id} has "
                        "progressive wagers and is never settled against a stale pool; settle it again when the "
@@ -339,12 +355,18 @@ class TableControl:
             raise Refused(503, "floor", message, "FloorUnreachable") from None
         except FloorRefused as exc:
             self.service.record("floor", {"type": "settle_refused", "round_id": round_id, "message": exc.message,
-                                          "field": exc.field}, publish=True)
-            raise Refused(409 if exc.status == 409 else 422, f"floor.{exc.field}", exc.message, "FloorRefused") \
-                from None
+                                          "field": exc.field, "error": exc.error}, publish=True)
+            if exc.error == "RoundIncomplete":
+                # The floor settles from the journal it holds: it waits for the rest of it.
+                raise Refused(503, "floor", f"the floor has not yet received this table's journal up to round "
+                              f"{round_id}'s settlement ({exc.message}); settle it again shortly",
+                              "FloorWaiting") from None
+            raise Refused(409 if exc.status in (409, 502) else 422, f"floor.{exc.field}", exc.message,
+                          exc.error or "FloorRefused") from None
         body["jackpot_pool"] = int(assigned["pool"])
         body["floor"] = {k: assigned[k] for k in ("link", "seq", "stakes", "contribution", "carry_before",
                                                    "carry_after", "pool_before", "pool", "pool_after", "digest")}
+        body["floor"]["signed"] = assigned.get("signed")
         done = self._submit(body, t_ns)
         jackpot = (done.settlement or {}).get("settlement", {}).get("jackpot") or {}
         if jackpot.get("pool_after", assigned["pool_after"]) != assigned["pool_after"]:
@@ -353,6 +375,19 @@ class TableControl:
                                           "table_pool_after": jackpot.get("pool_after"),
                                           "floor_pool_after": assigned["pool_after"]}, publish=True)
         return done
+
+    def _tail(self, after: int, upto: int) -> list[ShippedEntry]:
+        """The journal's entries after `after` (what the floor was last known to hold) up to
+        `upto`, sent with a settle request; none when more than TAIL_MAX (the shipper's)."""
+        if upto - after > TAIL_MAX or upto <= after:
+            return []
+        out: list[ShippedEntry] = []
+        with self.service.journal.reader() as reader:
+            for e in reader.entries(after_id=after):
+                if e.id > upto:
+                    break
+                out.append(shipped(e))
+        return out
 
     # -- who deals, who plays (issue 23 item 1) ------------------------------------------
     def sign_on(self, role: str, staff_id: str) -> Done:

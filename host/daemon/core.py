@@ -10,7 +10,9 @@ Inputs are journal entries of two kinds:
 - `frame`: an accepted shoe frame, decoded (`{"type": "CARD", ...fields}`), for a shoe.
 - `input`: a table-controller or daemon input, `{"action": ..., ...}`:
   `open_round`, `op` (a `cardshoe.rounds` operation for the current round),
-  `settle`, `jackpot_pool`, `shoe_loaded`, `staff` and `player` (who deals, who plays).
+  `settle`, `jackpot_pool`, `setup`, `shoe_loading` (a NEW_SHOE is being sent: the session
+  of a number this journal chose), `shoe_loaded` (the shoe's REPLY took it), `staff` and
+  `player` (who deals, who plays).
 
 A shoe's cards are placed by their `(shoe_no, index)` in index order: a card resent after
 a shoe reboot (CARDS_FROM) is placed once, and a card that arrives ahead of a missing one
@@ -133,6 +135,8 @@ class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, Shuffle
                 return self._setup(body)
             if action == "shoe_loaded":
                 return self._shoe_loaded(body, time_ms)
+            if action == "shoe_loading":
+                return self._shoe_loading(body)
             if action == "staff":
                 return self._staff_input(body)
             if action == "player":
@@ -153,11 +157,15 @@ class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, Shuffle
             version = body.get("core_version", 1)
             if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= CORE_VERSION:
                 raise ValueError(f"core_version {version!r} is not one of 1..{CORE_VERSION}")
+            scope = body.get("round_scope")
+            if scope is not None and not (isinstance(scope, str) and scope.isascii() and scope.isalnum()
+                                          and 1 <= len(scope) <= 16):
+                raise ValueError(f"round_scope {scope!r} is not 1-16 letters and digits")
             setup = TableSetup(name=str(body["name"]), game=str(body["game"]), seats=int(body["seats"]),
                                dealing=str(body["dealing"]),
                                method=None if body.get("method") is None else str(body["method"]),
                                limits=limits, jackpot_reset=None if reset is None else int(reset),
-                               core_version=version)
+                               core_version=version, round_scope=scope)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError("setup", f"bad table settings: {exc}") from None
         self.setup = setup

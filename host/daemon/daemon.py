@@ -13,13 +13,22 @@ each shoe's replay window, and opens the serial port. From then on:
   item 6: the link holds them and PINGs it), since the journal may be a restored backup;
 - a HELLO rejected `bad_version` is shown as "shoe speaks protocol N, daemon speaks VERSION" and
   that shoe is not loaded (SPEC 7) until it speaks this version (VERSION);
-- a HELLO naming the session of a NEW_SHOE this daemon sent but never saw answered (the
-  REPLY lost across a shoe reboot) reconciles the session from the HELLO's (shoe_no,
-  deck_id), so the NEW_SHOE's reissue, REFUSED because cards were dealt, is no failure;
+- a shoe session is this journal's own: its `shoe_no` is the journal's random base plus a
+  counter (never the session the shoe reports as its current one), journaled as a
+  `shoe_loading` input before NEW_SHOE goes out; the core places only that session's cards
+  (issue 20 item 3). A HELLO naming that session when its REPLY was lost across a shoe reboot
+  starts it in the core, so the NEW_SHOE's reissue, REFUSED because cards were dealt, is no
+  failure;
+- a load that fails (refused, or unanswered for `stall_limit_ns`) is an alarm (`shoe_load`)
+  until a load succeeds; a shoe in a session this journal did not start is one
+  (`shoe_session`) until it is loaded; a shoe that keeps resending frames already journaled
+  and acknowledged is one (`ack_path`) until its outbox drains;
 - a port that cannot be opened or is lost, and an open port with no valid frame for a
   heartbeat period and a half, are alarms (`alarms` in /status, a link event, a WARNING)
   that clear themselves when the port opens or the shoe is heard (a watch thread keeps
   the time);
+- a command the shoe reports (CRASH) it crashed executing is sent again once; a second
+  crash gives it up with the `shoe_crash_loop` alarm (`cardshoe.daemon.crashloop`);
 - rejected frames are journaled as a few samples per reason per second and one counted
   summary (`cardshoe.daemon.rejections`), so noise cannot grow the journal without bound;
 - the journal is locked for this daemon alone (`JournalLocked` names the holder); a journal
@@ -29,6 +38,7 @@ each shoe's replay window, and opens the serial port. From then on:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sqlite3
 import threading
@@ -39,8 +49,9 @@ from typing import Any, Callable, Iterable
 
 from cardshoe.daemon.bus import SECURITY_REASONS, EventBus, streamable
 from cardshoe.daemon.rejections import RejectionLimiter
-from cardshoe.daemon.config import TableConfig, read_floor_token
+from cardshoe.daemon.config import TableConfig, read_floor_public_key, read_floor_token
 from cardshoe.daemon.control import TableControl
+from cardshoe.daemon import crashloop
 from cardshoe.daemon.core import Derived, TableCore
 from cardshoe.daemon.service import FrameInput, ServiceFailed, TableService
 from cardshoe.floor.client import FloorClient
@@ -56,6 +67,7 @@ from cardshoe.protocol.messages import (
     Maintenance,
     Config,
     ManifestEntry,
+    Message,
     NewShoe,
     Reply,
     Time,
@@ -151,6 +163,13 @@ class ShoeCommandResult:
 
 #: How many times a NEW_SHOE refused "bad state" by a busy shoe is sent again.
 RELOAD_TRIES = 5
+#: A journal's shoe numbers are its base plus a counter; the base is drawn once per journal
+#: from [SHOE_NO_LOW, SHOE_NO_HIGH) (kept in its meta), leaving 2^24 numbers above it.
+SHOE_NO_LOW = 0x0001_0000
+SHOE_NO_HIGH = 0xFF00_0000
+#: The heartbeat periods a stall may last before it is an alarm (the ACK path, an unanswered
+#: NEW_SHOE); at least two of the shoe's longest resend periods (see `stall_limit_ns`).
+STALL_HEARTBEATS = 3
 
 
 class Daemon:
@@ -180,6 +199,7 @@ class Daemon:
         self._randbelow = randbelow
         # NEW_SHOEs sent and not yet answered OK: shoe serial -> (shoe_no, deck_id).
         self._loading: dict[int, tuple[int, int]] = {}
+        self._loading_since: dict[int, int] = {}  # monotonic ns: when that NEW_SHOE was sent
         # NEW_SHOEs the shoe refused "bad state" while busy, to send again at its next
         # HEARTBEAT: shoe serial -> (the parts, how many times refused).
         self._reload: dict[int, tuple[list[NewShoe], int]] = {}
@@ -190,10 +210,15 @@ class Daemon:
         # The journal failed while running: the process should end (exit 6) and be restarted.
         self.fatal: BaseException | None = None
         self._fatal_callbacks: list[Callable[[BaseException], None]] = []
-        # Alarms shown in /status until their cause is gone: "port" (cannot open / lost) and
-        # "shoe_silent" (no valid frame for a heartbeat and a half while the port is open).
+        # Alarms shown in /status until their cause is gone: "port" (cannot open / lost),
+        # "shoe_silent" (no valid frame for a heartbeat and a half while the port is open),
+        # "ack_path" (journaled frames resent past the bound), "shoe_load" (a NEW_SHOE
+        # refused or unanswered) and "shoe_crash_loop:<shoe>:<command>" (a command given up:
+        # it crashed the shoe; see cardshoe.daemon.crashloop). (`shoe_session`, a shoe in
+        # another journal's session, is read from the core: see `session_alarms`.)
         self.alarms: dict[str, dict[str, Any]] = {}
         self._alarm_lock = threading.Lock()
+        self.crash_watch = crashloop.CrashWatch()
         self._heard_ns = 0  # monotonic: the last valid frame, or the port's opening if later
         self._watch_stop = threading.Event()
         self._watch: threading.Thread | None = None
@@ -239,7 +264,11 @@ class Daemon:
         self.journal = Journal(cfg.journal, synchronous=self.synchronous,
                                holder=f"cardshoe run, table {cfg.name}, port {cfg.port}")
         self.epoch = self.journal.start_epoch()
-        wanted = cfg.setup()
+        with self.journal.reader() as journal_meta:
+            # Fixed at the journal's creation: its rounds' ids are unique across journals
+            # (None for a journal made before: it keeps its ids, TABLE-NNNNNN).
+            scope = journal_meta.meta("round_scope")
+        wanted = dataclasses.replace(cfg.setup(), round_scope=scope)
         # From the latest good checkpoint, replaying only what follows it (issue 15); a damaged
         # or mismatching one is not used: the whole journal is replayed, with a WARNING.
         self.restored, core, warning = restore(cfg.journal, TableCore(wanted))
@@ -252,11 +281,17 @@ class Daemon:
         self.live = self._live_shift()
         self.service = TableService(core, self.journal, self.bus, clock=self.clock, on_derived=self._on_derived,
                                     on_failed=self._journal_failed, on_published=self._published)
+        if self.journal_restored:
+            # A journal restored from a backup is another history than the one the floor may hold
+            # beyond the backup: it gets a new id, and its shipper opens a stream of its own that
+            # continues the old one where both agree (docs/floor.md, "A restored journal").
+            old_id, new_id, top = self.journal.restored()
+            log.warning("journal restored from a backup: journal %s continues %s from entry %d", new_id, old_id, top)
         if self.floor is None and cfg.floor_url is not None:
             with self.journal.reader() as journal_meta:
                 journal_id = journal_meta.meta("journal_id")
             self.floor = FloorClient(cfg.floor_url, read_floor_token(cfg), cfg.name, cfg.floor_link, cfg.game,
-                                     journal_id=journal_id)
+                                     journal_id=journal_id, public_key=read_floor_public_key(cfg))
         kwargs: dict[str, Any] = {"draw_magic": cfg.draw_magic, "floor": self.floor}
         if self._randbelow is not None:
             kwargs["randbelow"] = self._randbelow
@@ -275,7 +310,7 @@ class Daemon:
             self.service.checkpoint()  # a journal without a recent one: the next start is fast
         self.link = ShoeLink(cfg.port, self.keys, self, epoch=self.epoch, windows=windows,
                              resend_ms=cfg.link.resend_ms, resend_max_ms=cfg.link.resend_max_ms,
-                             journal_restored=self.journal_restored)
+                             journal_restored=self.journal_restored, ack_path_ms=self.stall_limit_ns() // 1_000_000)
         self.link.start()
         if self.floor is not None:
             self.shipper = Shipper(cfg.journal, self.floor)
@@ -486,6 +521,38 @@ class Daemon:
         period and a half (the period the daemon gives the shoe in CONFIG)."""
         return self.config.link.heartbeat_ms * 1_500_000
 
+    def stall_limit_ns(self) -> int:
+        """How long a stall may last before it is an alarm: a shoe resending frames already
+        journaled and acknowledged (`ack_path`), a NEW_SHOE unanswered (`shoe_load`). A few
+        heartbeats (`STALL_HEARTBEATS`), and at least two of the shoe's longest resend periods,
+        so that one lost ACK, or a few on a noisy line, never raise it (SPEC 3.6)."""
+        t = self.config.link
+        return max(STALL_HEARTBEATS * t.heartbeat_ms, 2 * t.resend_max_ms) * 1_000_000
+
+    def ack_path_broken(self, shoe: int, boot: int, seq: int, seconds: float, resends: int) -> None:
+        """The shoe keeps resending a frame journaled and acknowledged: its ACKs are not reaching
+        it (a cable that drops the host's frames, or someone dropping them). The `ack_path`
+        alarm, journaled and on the stream, until the shoe's outbox drains (issue 20 item 4)."""
+        message = (f"shoe {shoe} still resends frame ({boot}, {seq}), journaled and acknowledged, {seconds:.1f} s "
+                   f"after it first came again ({resends} copies): the daemon's ACKs are not reaching the shoe; "
+                   "check the cable (its frames are journaled; none is lost)")
+        alarm = {"type": "ack_path", "shoe": shoe, "boot": boot, "seq": seq, "resends": resends,
+                 "since_ns": self.clock() - int(seconds * 1e9), "message": message}
+        log.warning("ack path: %s", message)
+        self._svc().record("link", alarm, shoe=shoe, publish=True)
+        with self._alarm_lock:  # shown once logged and journaled
+            self.alarms["ack_path"] = alarm
+
+    def ack_path_restored(self, shoe: int, boot: int, seq: int, why: str) -> None:
+        """The shoe's outbox drained after an `ack_path` alarm: it clears."""
+        with self._alarm_lock:
+            alarm = self.alarms.get("ack_path")
+        log.warning("shoe %d: ACK path working again (%s)", shoe, why)
+        self._svc().record("link", {"type": "ack_path_cleared", "shoe": shoe, "boot": boot, "seq": seq, "why": why,
+                                    "since_ns": None if alarm is None else alarm["since_ns"]}, shoe=shoe, publish=True)
+        with self._alarm_lock:  # cleared once journaled
+            self.alarms.pop("ack_path", None)
+
     def _heard(self, shoe: int) -> None:
         """A valid frame from `shoe`: the silence clock restarts, and a silence alarm clears."""
         with self._alarm_lock:
@@ -522,6 +589,7 @@ class Daemon:
         while not self._watch_stop.wait(0.1):
             try:
                 self.check_silence()
+                self.check_loading()
                 with self._rejections_lock:
                     ended = self.rejections.take(time.monotonic_ns())
                 if ended is not None:
@@ -542,20 +610,38 @@ class Daemon:
                                 "epoch": self.epoch, "seq": command.seq, "sends": command.sent}
         if reply is not None:
             body.update(status=reply.status, detail=reply.detail)
+        if command.abandoned is not None:
+            body.update(reason=command.abandoned, crashes=command.crashes)
         self._svc().record("command", body, shoe=command.shoe, publish=streamable("command", body))
         msg = command.message
-        if isinstance(msg, NewShoe) and reply is not None and msg.part == msg.parts - 1:
-            if reply.status == 0:
-                if self._loading.get(command.shoe) == (msg.shoe_no, msg.deck_id):
-                    del self._loading[command.shoe]
-                with self._svc().lock:
-                    session = self._svc().core.shoes.get(command.shoe)
-                    reconciled = session is not None and session.shoe_no == msg.shoe_no
-                if not reconciled:
-                    self._svc().submit_input({"action": "shoe_loaded", "shoe": command.shoe,
-                                              "shoe_no": msg.shoe_no, "deck_id": msg.deck_id})
-            elif reply.status == 1 and reply.detail == 1:
-                self._new_shoe_refused(command.shoe, msg)
+        if command.abandoned is not None and isinstance(msg, NewShoe):
+            # Given up (the shoe crashed on it): nothing sends this load again.
+            if self._loading.get(command.shoe) == (msg.shoe_no, msg.deck_id):
+                del self._loading[command.shoe]
+                self._loading_since.pop(command.shoe, None)
+            self._reload.pop(command.shoe, None)
+        if reply is not None:
+            cleared = self.crash_watch.answered(command.shoe, int(msg.TYPE), reply.status)
+            if cleared is not None:
+                self._crash_alarm_cleared(command.shoe, cleared, f"the shoe answered {name} OK")
+        if not isinstance(msg, NewShoe) or reply is None:
+            return
+        if reply.status == 0 and msg.part == msg.parts - 1:
+            with self._svc().lock:
+                session = self._svc().core.shoes.get(command.shoe)
+                started = session is not None and session.shoe_no == msg.shoe_no
+            if not started:
+                self._svc().submit_input({"action": "shoe_loaded", "shoe": command.shoe,
+                                          "shoe_no": msg.shoe_no, "deck_id": msg.deck_id})
+            self._load_done(command.shoe, msg.shoe_no)
+        elif reply.status == 1 and reply.detail == 1:
+            self._new_shoe_refused(command.shoe, msg)
+        elif reply.status != 0 and self._loading.get(command.shoe) == (msg.shoe_no, msg.deck_id):
+            why = {(1, 2): "bad manifest", (1, 3): "storage error", (2, 0): "unsupported"}.get(
+                (reply.status, reply.detail), f"status {reply.status} detail {reply.detail}")
+            self._load_failed(command.shoe, msg.shoe_no, msg.deck_id, why.replace(" ", "_"),
+                              f"NEW_SHOE {msg.shoe_no} (deck {msg.deck_id}, part {msg.part + 1} of {msg.parts}) "
+                              f"refused by shoe {command.shoe}: {why}; the shoe is not loaded")
 
     def _new_shoe_refused(self, shoe: int, msg: NewShoe) -> None:
         # SPEC 4: a NEW_SHOE reissued under a new seq after the first copy ran (its REPLY
@@ -566,7 +652,7 @@ class Daemon:
             session = self._svc().core.shoes.get(shoe)
             loaded = session is not None and (session.shoe_no, session.deck_id) == (msg.shoe_no, msg.deck_id)
         if loaded:
-            self._loading.pop(shoe, None)
+            self._load_done(shoe, msg.shoe_no)
             log.info("shoe %d: NEW_SHOE %d refused as already loaded; the session runs", shoe, msg.shoe_no)
             self._svc().record("command", {"type": "new_shoe_already_loaded", "shoe_no": msg.shoe_no,
                                            "deck_id": msg.deck_id}, shoe=shoe, publish=True)
@@ -581,11 +667,14 @@ class Daemon:
         refused = self._load_refusals[shoe] = self._load_refusals.get(shoe, 0) + 1
         if refused > RELOAD_TRIES:
             self._reload.pop(shoe, None)
-            log.error("shoe %d: NEW_SHOE %d refused %d times (bad state); not loaded", shoe, msg.shoe_no, refused)
             self._svc().record("command", {"type": "new_shoe_refused", "shoe_no": msg.shoe_no, "deck_id": msg.deck_id,
                                            "refused": refused}, shoe=shoe, publish=True)
+            self._load_failed(shoe, msg.shoe_no, msg.deck_id, "bad_state",
+                              f"NEW_SHOE {msg.shoe_no} (deck {msg.deck_id}) refused {refused} times by shoe {shoe} "
+                              "(bad state: the shoe is busy with its session); the shoe is not loaded")
             return
         self._reload[shoe] = (parts, refused)
+        self._loading_since[shoe] = time.monotonic_ns()  # waiting for the shoe's heartbeat now
         log.info("shoe %d: NEW_SHOE %d refused (bad state, the shoe is busy); sent again at its next heartbeat",
                  shoe, msg.shoe_no)
 
@@ -615,35 +704,62 @@ class Daemon:
             etype = d.body.get("type")
             if etype == "shoe_hello":
                 shoe = int(d.body["shoe"])
-                adopted = any(e.body.get("type") == "shoe_session_adopted" and e.body.get("shoe") == shoe
-                              for e in derived)
-                self._reconcile_loading(shoe, d.body, adopted)
+                for alarm in self.crash_watch.hello(shoe, str(d.body["fw_hash"])):
+                    self._crash_alarm_cleared(shoe, alarm, "the shoe runs another firmware")
                 t = self.config.link
-                link.send_command(shoe, Time(self.clock() // 1_000_000))
-                link.send_command(shoe, Config(t.heartbeat_ms, t.resend_ms, t.resend_max_ms, t.debounce_ms))
+                self._send_auto(link, shoe, Time(self.clock() // 1_000_000))
+                self._send_auto(link, shoe, Config(t.heartbeat_ms, t.resend_ms, t.resend_max_ms, t.debounce_ms))
+            elif etype == "shoe_loaded":
+                # This journal's session started (the REPLY, or a frame naming it: a HELLO when
+                # the REPLY was lost across a shoe reboot; SPEC 4): the load is over.
+                self._load_done(int(d.body["shoe"]), int(d.body["shoe_no"]))
             elif etype == "cards_requested":
-                link.send_command(int(d.body["shoe"]), CardsFrom(int(d.body["shoe_no"]), int(d.body["from_index"])))
+                self._send_auto(link, int(d.body["shoe"]),
+                                CardsFrom(int(d.body["shoe_no"]), int(d.body["from_index"])))
+            elif etype == "shoe_crash":
+                self._shoe_crashed(link, d.body)
 
-    def _reconcile_loading(self, shoe: int, hello: dict[str, Any], adopted: bool) -> None:
-        """A HELLO naming the session of our unanswered NEW_SHOE: the NEW_SHOE ran (SPEC 4)."""
-        loading = self._loading.get(shoe)
-        named = (int(hello.get("shoe_no", 0)), int(hello.get("deck_id", 0)))
-        if loading is None or named != loading:
+    def _shoe_crashed(self, link: ShoeLink, crash: dict[str, Any]) -> None:
+        """The shoe's CRASH (`shoe_crash`): count it against the command it names; at the
+        bound, give that command up with the `shoe_crash_loop` alarm (cardshoe.daemon.crashloop)."""
+        shoe = int(crash["shoe"])
+        log.warning("%s", crash["message"])
+        if not crash["cmd_type"]:
             return
-        del self._loading[shoe]
-        with self._svc().lock:
-            session = self._svc().core.shoes.get(shoe)
-            if session is not None and session.shoe_no == loading[0] and not adopted:
-                return  # already loaded (its REPLY came): the core asks for what it lacks
-        # Otherwise the core holds another session, or adopted this one from the HELLO with
-        # its cards taken as dealt before this journal: they were dealt in our session.
-        log.warning("shoe %d: its HELLO names shoe session %d (deck %d), whose NEW_SHOE was never answered; "
-                    "the session is loaded", shoe, loading[0], loading[1])
-        # Journaled as an input, so a replay reconciles alike; `dealt` makes the core ask
-        # for the cards the shoe dealt in it (CARDS_FROM), which it places once by index.
-        self._svc().submit_input({"action": "shoe_loaded", "shoe": shoe, "shoe_no": loading[0],
-                                  "deck_id": loading[1], "dealt": int(hello.get("dealt", 0)),
-                                  "reconciled": "hello"})
+        cmd = link.crashing_command(shoe, int(crash["cmd_epoch"]), int(crash["cmd_seq"]), int(crash["cmd_type"]))
+        if cmd is None:
+            return  # a command of an earlier epoch, or one already answered or given up
+        alarm = self.crash_watch.crashed(shoe, cmd, crash, self.clock())
+        if alarm is None:
+            log.warning("shoe %d: %s crashed it; sent again (a crash in a row more gives it up)", shoe,
+                        cmd.message.TYPE.name)
+            return
+        with self._alarm_lock:
+            self.alarms[crashloop.alarm_key(shoe, alarm["command"])] = alarm
+        log.error("shoe crash loop: %s", alarm["message"])
+        self._svc().record("link", alarm, shoe=shoe, publish=True)
+        link.abandon(cmd, "shoe_crash_loop")
+        # The copies the daemon queued on its own since (a CONFIG at each HELLO) go too.
+        for queued in link.queued(shoe, int(cmd.message.TYPE)):
+            if self.crash_watch.withheld(shoe, int(queued.message.TYPE)):
+                link.abandon(queued, "shoe_crash_loop")
+
+    def _crash_alarm_cleared(self, shoe: int, alarm: dict[str, Any], why: str) -> None:
+        with self._alarm_lock:
+            self.alarms.pop(crashloop.alarm_key(shoe, alarm["command"]), None)
+        log.warning("shoe %d: the crash-loop alarm for %s clears: %s", shoe, alarm["command"], why)
+        self._svc().record("link", {"type": "shoe_crash_loop_cleared", "shoe": shoe, "command": alarm["command"],
+                                    "since_ns": alarm["since_ns"], "reason": why}, shoe=shoe, publish=True)
+
+    def _send_auto(self, link: ShoeLink, shoe: int, message: Message) -> None:
+        """A command the daemon sends on its own, unless its type is given up for the shoe
+        (it crashed the shoe: cardshoe.daemon.crashloop), which is journaled instead."""
+        if self.crash_watch.withheld(shoe, int(message.TYPE)):
+            log.warning("shoe %d: %s not sent (it crashed the shoe)", shoe, message.TYPE.name)
+            self._svc().record("command", {"type": "command_withheld", "command": message.TYPE.name,
+                                           "reason": "shoe_crash_loop"}, shoe=shoe)
+            return
+        link.send_command(shoe, message)
 
     # -- jackpot evidence (issue 14 item 5; cardshoe.evidence) ---------------------------
     def _evidence_for_hits(self, derived: list[Derived]) -> None:
@@ -674,7 +790,7 @@ class Daemon:
     def make_evidence(self, round_id: str, reason: str) -> dict[str, Any]:
         """The signed evidence file of settled round `round_id` (raises `EvidenceError`, or
         `KeyStoreError` for an unusable table key). The table's key is made at first use."""
-        from cardshoe.evidence.build import build, record_of, round_entries, sign
+        from cardshoe.evidence.build import build, chain_before, record_of, round_entries, sign
         from cardshoe.journal import JournalReader
         from cardshoe.keys import table_key
 
@@ -684,7 +800,8 @@ class Daemon:
             record = record_of(svc.core, round_id)
             with JournalReader(self.config.journal) as reader:
                 entries = round_entries(reader, round_id)
-        return sign(build(record, entries, reason=reason, made_ns=self.clock()), seed)
+                prev = chain_before(reader, entries[0].id)
+        return sign(build(record, entries, reason=reason, made_ns=self.clock(), chain_prev=prev), seed)
 
     def write_evidence(self, round_id: str, reason: str) -> Path:
         """Make the evidence of `round_id`, write it into the evidence folder, journal and
@@ -730,19 +847,34 @@ class Daemon:
 
     def load_shoe(self, deck_id: int, manifest: list[ManifestEntry] | None, shoe: int | None = None,
                   wait_s: float | None = None) -> int:
-        """Start a new shoe session (NEW_SHOE; an RFID manifest in parts). Returns its shoe_no."""
+        """Start a new shoe session (NEW_SHOE; an RFID manifest in parts). Returns its shoe_no.
+
+        The number is this journal's own (`Journal.shoe_no`: a random base per journal plus a
+        counter), never the session the shoe reports as its current one, so a new journal's
+        NEW_SHOE is never refused as that session with cards dealt (issue 20). It is journaled
+        as a `shoe_loading` input before the command goes out: the core then takes the first
+        frame naming it, in whatever run of the daemon, as the start of this journal's session.
+        A refusal, or no answer for `stall_limit_ns`, is the `shoe_load` alarm."""
         serial = self._shoe(shoe)
         assert self.journal is not None and self.link is not None
         version = self.version_mismatch.get(serial)
         if version is not None:
             raise LookupError(f"shoe: shoe {serial} speaks protocol {version}, daemon speaks {VERSION}; "
                               "not dealing to it")
-        shoe_no = int(self.journal.counter("shoe_no"))
+        with self._svc().lock:
+            session = self._svc().core.shoes.get(serial)
+            avoid = frozenset() if session is None else frozenset({session.foreign, session.shoe_no} - {0})
+        shoe_no = self.journal.shoe_no(SHOE_NO_LOW, SHOE_NO_HIGH, avoid)
         if manifest:
             parts = manifest_parts(shoe_no, deck_id, manifest)
         else:
             parts = [NewShoe(shoe_no, deck_id, 2, 0, 1, ())]
+        done = self._svc().submit_input({"action": "shoe_loading", "shoe": serial, "shoe_no": shoe_no,
+                                         "deck_id": deck_id})
+        if done.refused is not None:
+            raise LookupError(f"shoe: {done.refused}")
         self._loading[serial] = (shoe_no, deck_id)
+        self._loading_since[serial] = time.monotonic_ns()
         self._load_parts[serial] = parts
         self._reload.pop(serial, None)
         self._load_refusals[serial] = 0
@@ -752,6 +884,51 @@ class Daemon:
         if wait_s is not None:
             commands[-1].done.wait(wait_s)
         return shoe_no
+
+    def _load_failed(self, shoe: int, shoe_no: int, deck_id: int, reason: str, message: str) -> None:
+        """A NEW_SHOE that will not load (refused, or unanswered): the `shoe_load` alarm in
+        /status, journaled and on the stream, until a load succeeds (issue 20 item 3)."""
+        self._loading.pop(shoe, None)
+        self._loading_since.pop(shoe, None)
+        self._reload.pop(shoe, None)
+        alarm = {"type": "shoe_load", "shoe": shoe, "shoe_no": shoe_no, "deck_id": deck_id, "reason": reason,
+                 "since_ns": self.clock(), "message": message}
+        log.error("shoe %d: %s", shoe, message)
+        self._svc().record("command", {**alarm, "type": "shoe_load_failed"}, shoe=shoe, publish=True)
+        with self._alarm_lock:  # shown once logged and journaled: whoever sees it finds both
+            self.alarms["shoe_load"] = alarm
+
+    def _load_done(self, shoe: int, shoe_no: int) -> None:
+        """This journal's session `shoe_no` started on `shoe`: the load is over, its alarm clears."""
+        if self._loading.get(shoe, (0, 0))[0] == shoe_no:
+            del self._loading[shoe]
+            self._loading_since.pop(shoe, None)
+        with self._alarm_lock:
+            alarm = self.alarms.get("shoe_load")
+            if alarm is not None and alarm.get("shoe") == shoe:
+                del self.alarms["shoe_load"]
+
+    def check_loading(self) -> None:
+        """A NEW_SHOE the shoe has not answered for `stall_limit_ns`, with the port open, fails
+        (the shoe takes none while cards of its session wait to be framed, SPEC 5); so does one
+        refused "bad state" whose shoe has not become free (no HEARTBEAT) for as long."""
+        limit = self.stall_limit_ns()
+        now = time.monotonic_ns()
+        late = [(shoe, since) for shoe, since in list(self._loading_since.items()) if now - since > limit]
+        for shoe, since in late:
+            loading = self._loading.get(shoe)
+            if loading is None or not self.link_up:
+                continue
+            seconds = (now - since) / 1e9
+            if shoe in self._reload:
+                self._load_failed(shoe, loading[0], loading[1], "bad_state",
+                                  f"NEW_SHOE {loading[0]} (deck {loading[1]}) refused by shoe {shoe} (bad state: busy "
+                                  f"with its session) and the shoe not free for {seconds:.1f} s: the shoe is not "
+                                  "loaded; load again once it is")
+            else:
+                self._load_failed(shoe, loading[0], loading[1], "unanswered",
+                                  f"NEW_SHOE {loading[0]} (deck {loading[1]}) not answered by shoe {shoe} for "
+                                  f"{seconds:.1f} s: the shoe is not loaded; see its faults and link, then load again")
 
     def clear(self, integrity_mask: int, fault_mask: int, shoe: int | None = None) -> None:
         """A supervisor's CLEAR of integrity bits and faults on the shoe."""
@@ -771,14 +948,34 @@ class Daemon:
         command = self.link.send_command(serial, Maintenance())
         return serial, command.seq
 
+    def session_alarms(self) -> list[dict[str, Any]]:
+        """Shoes in a session this journal did not start (issue 20 item 3), for `/status`: their
+        cards are placed in no round until the dealer loads a new shoe."""
+        svc = self._svc()
+        with svc.lock:
+            foreign = [(serial, s.foreign, s.shoe_no) for serial, s in svc.core.shoes.items() if s.foreign]
+        return [{"type": "shoe_session", "shoe": serial, "shoe_no": shoe_no, "journal_shoe_no": own or None,
+                 "rule": "6.1",
+                 "message": f"shoe {serial} is in shoe session {shoe_no}, which this journal did not start: its "
+                            "cards are placed in no round; load a new shoe"} for serial, shoe_no, own in foreign]
+
     def current_alarms(self) -> list[dict[str, Any]]:
         """What needs a person now, each with its reason (`message`): the port, a silent shoe,
-        a shoe whose order fails the shuffle check (until another shoe is loaded)."""
+        a broken ACK path, a failed load, a shoe in another journal's session, a command that
+        crashed the shoe until it was given up (`shoe_crash_loop`), a shoe whose order fails
+        the shuffle check (until another shoe is loaded)."""
         with self._alarm_lock:
             alarms = [dict(a) for _, a in sorted(self.alarms.items())]
+        floor = self.floor
+        if floor is not None and floor.state.alarm is not None:
+            # The floor refuses this table's journal (restored, edited, a gap, a frame that does
+            # not verify): no progressive round settles until a person looks (docs/floor.md).
+            alarms.append({"type": "floor_journal", "message": floor.state.alarm, "table": floor.table})
         live = getattr(self, "live", None)
         hold = live.alarms() if live is not None else []
-        return alarms + (self.shuffle_alarms() if self.service is not None else []) + hold
+        if self.service is None:
+            return alarms + hold
+        return alarms + self.session_alarms() + self.shuffle_alarms() + hold
 
     def status(self) -> dict[str, Any]:
         """The daemon's state for the status endpoint."""
@@ -790,7 +987,8 @@ class Daemon:
             shoes = {str(k): {"shoe_no": v.shoe_no, "deck_id": v.deck_id, "next_index": v.next_index,
                               "boot": v.boot, "faults": v.fault_names(), "storage_fault": "storage" in v.fault_names(),
                               "cards_not_durable": v.not_durable, "missing_from": v.missing_from(),
-                              "frames_waiting": len(v.held)} for k, v in svc.core.shoes.items()}
+                              "frames_waiting": len(v.held), "loading": v.loading[0] or None,
+                              "foreign_session": v.foreign or None} for k, v in svc.core.shoes.items()}
         return {
             "table": self.config.name, "game": self.config.game, "seats": self.config.seats,
             "epoch": self.epoch, "port": self.config.port, "link_up": self.link_up,
@@ -806,6 +1004,7 @@ class Daemon:
                 "gaps": link.stats.gaps, "rejected": dict(link.stats.rejected), "acks_sent": link.stats.acks_sent,
                 "commands_pending": link.pending_commands(), "reconnects": link.transport.reconnects,
                 "held": link.stats.held, "trusted": sorted(link.trusted),
+                "ack_path_alarms": link.stats.ack_path_alarms,
             },
             "subscribers": self.bus.subscribers,
             "floor": None if self.floor is None else self.floor.status(),

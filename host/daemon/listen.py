@@ -27,6 +27,8 @@ import socket
 import sys
 from pathlib import Path
 
+from cardshoe.private import write_private
+
 #: Connections the kernel queues before the daemon accepts them (uvicorn's default).
 BACKLOG = 2048
 
@@ -106,8 +108,7 @@ def write_port_file(path: Path, port: int) -> None:
     A reader polling for the file therefore sees no file or the whole number, never a part."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="ascii") as f:
-            f.write(f"{port}\n")
+        write_private(tmp, f"{port}\n".encode("ascii"))  # 0600 like every file the daemon makes
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

@@ -69,8 +69,9 @@ class Applied:
 #: would refuse it, a void round refuses play and closes whatever its stakes (issue 20). A
 #: journal replays each setup's inputs by the rules it was journaled under, so a journal written
 #: before replays identically; a daemon starting on it journals its own setup, and from then on
-#: the new rules apply (docs/api.md, "The journal and replay").
-CORE_VERSION = 2
+#: the new rules apply (docs/api.md, "The journal and replay"). 3: the core acts only on the shoe
+#: sessions its journal started, never adopting one (issue 20 item 3; `cardshoe.daemon.shoes`).
+CORE_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,10 @@ class TableSetup:
     jackpot_reset: int | None = None
     core_version: int = CORE_VERSION
     """The rules of play the core applies (`CORE_VERSION`); 1 for a setup journaled before."""
+    round_scope: str | None = None
+    """Fixed per journal at its creation (its meta `round_scope`; by default the first 8 hex
+    digits of its `journal_id`): round ids are `{name}-{round_scope}-{n:06d}`, unique across
+    the table's journals. None for a journal made before it: ids stay `{name}-{n:06d}`."""
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # A setup pickled before `core_version` existed (a checkpoint of an older daemon) was
@@ -97,6 +102,12 @@ class TableSetup:
     def plays_out_voids(self) -> bool:
         """Issue 20's rules: stakes checked when placed, a void round refuses play and closes."""
         return self.core_version >= 2
+
+    @property
+    def owns_sessions(self) -> bool:
+        """Issue 20 item 3: the core acts only on the shoe sessions its journal started; before
+        (a setup journaled by an older daemon) it adopted the session a shoe was in."""
+        return self.core_version >= 3
 
     def limits_json(self) -> dict[str, dict[str, int]]:
         """The limits as the round file writes them."""
@@ -109,6 +120,8 @@ class TableSetup:
                                "jackpot_reset": self.jackpot_reset}
         if self.core_version != 1:  # a setup of before keeps its journaled form (replay)
             out["core_version"] = self.core_version
+        if self.round_scope is not None:  # absent, a journal made before it replays as it was
+            out["round_scope"] = self.round_scope
         return out
 
 

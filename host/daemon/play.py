@@ -128,7 +128,10 @@ class RoundPlay:
 
     def next_round_id(self) -> str:
         """The id the next `open_round` will give (deterministic, so replay agrees)."""
-        return f"{self.setup.name}-{self.rounds_opened + 1:06d}"
+        scope = self.setup.round_scope
+        if scope is None:  # a journal made before round scopes: its ids as they always were
+            return f"{self.setup.name}-{self.rounds_opened + 1:06d}"
+        return f"{self.setup.name}-{scope}-{self.rounds_opened + 1:06d}"
 
     def _open_round(self, time_ms: int) -> Applied:
         closing: tuple[Derived, ...] = ()

@@ -190,13 +190,14 @@ class TableService:
 
     # -- observations (journaled, not inputs) ----------------------------------------
     def record(self, kind: str, body: Mapping[str, Any], *, shoe: int | None = None, raw: bytes | None = None,
-               publish: bool = False) -> None:
-        """Journal an observation (`reject`, `link`, `command`, `daemon`); optionally publish it."""
+               publish: bool = False) -> int | None:
+        """Journal an observation (`reject`, `link`, `command`, `daemon`, `floor`); optionally
+        publish it. Returns its entry id (None: the journal has failed, nothing was written)."""
         key = f"{kind}:{body.get('reason', body.get('type', ''))}"
         with self.lock:
             self.counters[key] = self.counters.get(key, 0) + 1
             if self.failed is not None:
-                return
+                return None
             t_ns = self.clock()
             text = canonical_json(dict(body))
             rid = self.core.current_round_id()
@@ -209,9 +210,10 @@ class TableService:
             try:
                 published = self._commit(write)
             except ServiceFailed:
-                return  # already logged critically; observations never take the link down
+                return None  # already logged critically; observations never take the link down
             if publish:
                 self.bus.publish(published)
+            return published[0].id
 
 
 __all__ = ["FrameInput", "ServiceFailed", "TableService", "feed", "JournalError"]

@@ -1,10 +1,22 @@
 """Shoe sessions and the shoe's frames in the table core (SPEC 4, 5).
 
 `ShoeSession` is what the core knows of one shoe's current session; `ShoeFrames` is the part
-of `TableCore` that applies the shoe's accepted frames: HELLO (sessions adopted, power
-failures, cards the shoe holds and the journal lacks), CARD/UNREAD (placed once, in index
-order, through the round's dealing procedure), KEY and DECK_STATUS (in shoe order: held while
-cards dealt before them are missing) and FAULT, and the controller's `shoe_loaded`.
+of `TableCore` that applies the shoe's accepted frames: HELLO (power failures, cards the shoe
+holds and the journal lacks), CARD/UNREAD (placed once, in index order, through the round's
+dealing procedure), KEY and DECK_STATUS (in shoe order: held while cards dealt before them are
+missing), FAULT and CRASH (`shoe_crash`), and the daemon's `shoe_loading` and `shoe_loaded`.
+
+**A journal acts only on the shoe session it started** (issue 20 item 3): the session of its
+own NEW_SHOE (`shoe_loading`, then `shoe_loaded` from the shoe's REPLY, or the first frame
+naming that session: its loaded DECK_STATUS, a HELLO after a reboot that lost the REPLY, a
+card), or, for a restored journal, the one its history holds. A frame naming any other session
+(another journal's, or one this journal never loaded) is journaled and placed nowhere: the
+first one is a `shoe_session_foreign` referral (6.1, "load a new shoe"), each card of it a
+`card_from_foreign_session` with the card as evidence, and while the shoe's stream is in such a
+session its keys and deck reports touch no round. Nothing is adopted: before this, a journal
+with no session took up whatever session the shoe was in, and so placed into its own round
+cards another journal had already placed (and paid; issue 20, the ACK-suppression replay).
+The one sanctioned passage of a session between journals is an explicit handover (issue 25).
 
 Under issue 20's rules (`TableSetup.plays_out_voids`) a card for a round already void is
 recorded in it as a card after the void (dealt into no hand) and a key for it is not applied:
@@ -24,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from cardshoe import rounds
 from cardshoe.daemon import consistency
 from cardshoe.daemon.outcome import FAULT_NAMES, KEY_NAMES, NOT_DURABLE, Applied, Derived, as_journaled, event
+from cardshoe.protocol.spec import MessageType
 from cardshoe.rounds import DeckFault, ShoeCard
 from cardshoe.rounds.events import to_jsonable
 
@@ -56,6 +69,12 @@ class ShoeSession:
     """Frames (KEY, DECK_STATUS) waiting for missing cards, in arrival order: (the last card
     index the shoe dealt before the frame, the frame). A tuple: immutable, so a checkpoint of
     a core made before this field reads the class default."""
+    loading: tuple[int, int] = (0, 0)
+    """(shoe_no, deck_id) of the NEW_SHOE this journal sent last and has not yet seen start
+    (`shoe_loading`); (0, 0) when none. The first frame naming that session starts it here."""
+    foreign: int = 0
+    """The session the shoe's stream is in when it is not this journal's (0: it is ours, or the
+    shoe has none): frames of it are placed nowhere (issue 20 item 3)."""
 
     def forget_other_sessions(self) -> None:
         """Drop the cards of sessions other than the current one: a card of another session is
@@ -73,11 +92,48 @@ class ShoeSession:
             return self.next_index
         return None
 
+    def ours(self) -> bool:
+        """Whether the shoe's stream is in the session this journal started: only then do its
+        keys and deck reports act on a round."""
+        return self.shoe_no != 0 and self.foreign == 0
+
     def must_hold(self) -> bool:
         """Whether a round event from the shoe now would come ahead of cards dealt before it
         that are not placed yet (or of frames already waiting for them): then it waits."""
         return bool(self.held) or self.missing_from() is not None
 
+
+
+#: SPEC 5 CRASH `where` and `error`, by name.
+CRASH_WHERE = {1: "booting", 2: "streaming"}
+CRASH_ERRORS = {0: "unknown", 1: "MemoryError", 2: "RuntimeError", 3: "OSError", 4: "ImportError",
+                5: "KeyboardInterrupt", 6: "another exception"}
+
+
+def crash_text(hex_text: str) -> str:
+    """The CRASH frame's `text` (hex as journaled): ASCII, NULs dropped, anything else as `?`."""
+    raw = bytes.fromhex(hex_text).rstrip(b"\0")
+    return "".join(chr(b) if 32 <= b < 127 else "?" for b in raw)
+
+
+def crash_event(round_id: str | None, shoe: int, msg: Mapping[str, Any]) -> Derived:
+    """`shoe_crash`: the shoe's last boot reset itself after an exception (its CRASH frame,
+    SPEC 5): where, what, the host command it was executing, crashes in a row. The daemon
+    counts the crashes a command causes (cardshoe.daemon.crashloop) and stops resending it."""
+    cmd_type = int(msg["cmd_type"])
+    try:
+        command = MessageType(cmd_type).name if cmd_type else None
+    except ValueError:
+        command = f"0x{cmd_type:02X}"  # a command this daemon does not know
+    text = crash_text(str(msg["text"]))
+    where = CRASH_WHERE.get(int(msg["where"]), "unknown")
+    doing = f" executing {command} ({msg['cmd_epoch']}, {msg['cmd_seq']})" if cmd_type else ""
+    return event(round_id, "shoe_crash", shoe=shoe, boot=int(msg["boot"]), where=where,
+                 error=CRASH_ERRORS.get(int(msg["error"]), "unknown"), count=int(msg["count"]),
+                 cmd_type=cmd_type, command=command, cmd_epoch=int(msg["cmd_epoch"]), cmd_seq=int(msg["cmd_seq"]),
+                 text=text, message=f"shoe {shoe} crashed {where}{doing}: {text} "
+                                    f"({msg['count']} crash{'es' if int(msg['count']) != 1 else ''} in a row); "
+                                    "it reset itself")
 
 
 class ShoeFrames:
@@ -117,6 +173,12 @@ class ShoeFrames:
             return Applied(tuple(self._hello(shoe, session, msg, time_ms)))
         if mtype in ("CARD", "UNREAD"):
             return Applied(tuple(self._card(shoe, session, msg, time_ms)))
+        owns = self.setup.owns_sessions
+        if owns and mtype == "KEY" and not session.ours():
+            return Applied(tuple(self._foreign_key(shoe, session, msg, time_ms)))
+        if owns and mtype == "DECK_STATUS" and int(msg["shoe_no"]) != session.shoe_no and not (
+                int(msg["shoe_no"]) and int(msg["shoe_no"]) == session.loading[0]):
+            return Applied(tuple(self._foreign_deck_status(shoe, session, msg, time_ms)))
         if mtype in ("KEY", "DECK_STATUS") and not (mtype == "DECK_STATUS" and msg["reason"] == 1):
             if session.must_hold():
                 # Shoe order (SPEC 4, issue 11): the cards the shoe dealt before this frame
@@ -138,6 +200,8 @@ class ShoeFrames:
                 session.faults &= ~(1 << code)
             return Applied((event(rid, "shoe_fault", shoe=shoe, code=code, name=FAULT_NAMES.get(code, "unknown"),
                                   active=bool(msg["active"]), detail=msg["detail"], shoe_ms=msg["t_ms"]),))
+        if mtype == "CRASH":
+            return Applied((crash_event(self._round_id(), shoe, msg),))
         return Applied(())  # HEARTBEAT, REPLY: link-level, journaled but not acted on here
 
     def _hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
@@ -153,27 +217,22 @@ class ShoeFrames:
         shoe_no, dealt = int(msg["shoe_no"]), int(msg["dealt"])
         if shoe_no == 0:
             return out
-        if previous_boot and session.boot != previous_boot and shoe_no == session.shoe_no:
-            out += self._power_failure(shoe, session, msg, dealt, time_ms)
+        if shoe_no != session.shoe_no and not self.setup.owns_sessions:
+            return out + self._adopted_from_hello(shoe, session, msg, time_ms)
         if shoe_no != session.shoe_no:
-            if session.shoe_no == 0 or session.next_index == 1:
-                out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
-                                          f"shoe {shoe} is in another session ({shoe_no})")
-                self._end_session(session)
-                # A session this journal never saw a card of: adopt it. Cards dealt before
-                # are not asked for; they belong to no round of this journal. (Only a HELLO
-                # of the shoe's proven current boot gets here: SPEC 3.4 item 6, in the link.
-                # A session this daemon loaded is reconciled by the daemon, see
-                # `Daemon._reconcile_loading`.)
-                session.shoe_no, session.deck_id = shoe_no, int(msg["deck_id"])
-                session.next_index, session.pending, session.known_dealt = dealt + 1, {}, dealt
-                session.forget_other_sessions()
-                out.append(event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
-                                 next_index=dealt + 1))
-            else:
-                out.append(event(self._round_id(), "shoe_session_mismatch", shoe=shoe, shoe_no=shoe_no,
-                                 expected_shoe_no=session.shoe_no, rule="6.1"))
-            return out
+            if (shoe_no, int(msg["deck_id"])) == session.loading:
+                # The session of this journal's NEW_SHOE, whose REPLY was lost across a shoe
+                # reboot (SPEC 4): it ran; the session starts here and the cards the shoe has
+                # dealt in it are asked for from 1 (CARDS_FROM), each placed once by index.
+                return out + self._start_session(shoe, session, shoe_no, int(msg["deck_id"]), time_ms,
+                                                 dealt=dealt, reconciled="hello")
+            return out + self._foreign_session(shoe, session, shoe_no, time_ms, seen_in="HELLO",
+                                               evidence={"boot": session.boot, "shoe_no": shoe_no,
+                                                         "deck_id": msg["deck_id"], "dealt": dealt,
+                                                         "integrity": msg["integrity"]})
+        session.foreign = 0  # the shoe is (back) in this journal's session
+        if previous_boot and session.boot != previous_boot:
+            out += self._power_failure(shoe, session, msg, dealt, time_ms)
         holds = max(session.next_index - 1, max(session.pending, default=0))
         lost = [i for i in range(dealt + 1, holds + 1) if i < session.next_index or i in session.pending]
         if lost and not all((shoe_no, i) in session.not_durable_at for i in lost):
@@ -239,16 +298,18 @@ class ShoeFrames:
     def _card(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
         shoe_no, index = int(msg["shoe_no"]), int(msg["index"])
         out: list[Derived] = []
-        if session.shoe_no == 0:
-            # A shoe session this journal never saw loaded (nor in a HELLO): it starts here.
-            # The cards before this one were dealt before this journal; none is asked for.
-            session.shoe_no, session.next_index, session.pending, session.known_dealt = shoe_no, index, {}, index
-            session.forget_other_sessions()
-            out.append(event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
-                             next_index=index))
+        if not self.setup.owns_sessions and (session.shoe_no == 0 or shoe_no != session.shoe_no):
+            adopted = self._adopted_from_card(shoe, session, msg)
+            if shoe_no != session.shoe_no:
+                return adopted
+            out += adopted
+        if shoe_no != session.shoe_no and shoe_no == session.loading[0]:
+            # The first frame of this journal's NEW_SHOE session (its REPLY and loaded status
+            # were answered to an earlier run of the daemon): it starts here.
+            out += self._start_session(shoe, session, shoe_no, session.loading[1], time_ms)
         if shoe_no != session.shoe_no:
-            return [event(self._round_id(), "card_from_other_session", shoe=shoe, shoe_no=shoe_no,
-                          index=index, expected_shoe_no=session.shoe_no, rule="6.1")]
+            return out + self._foreign_card(shoe, session, msg, time_ms)
+        session.foreign = 0
         if index < session.next_index or index in session.pending:
             # Already placed (or waiting): a card is placed once (SPEC 4). A resend repeats
             # it exactly; a different card there is flagged with both (issue 10 item 4).
@@ -451,18 +512,19 @@ class ShoeFrames:
                      dealt=msg["dealt"], remaining=msg["remaining"], integrity=msg["integrity"],
                      duplicates=msg["duplicates"], foreign=msg["foreign"], unread=msg["unread"],
                      missing=msg["missing"])]
-        if msg["reason"] == 1 and int(msg["shoe_no"]) != session.shoe_no:
-            # A shoe loaded with another session. One naming the session in use is no new
-            # start: the firmware frames this status after the cards waiting in its log, so it
-            # can come after cards of the session (a NEW_SHOE run again before the first card,
-            # SPEC 4); taken as a new start it set the session back to index 1 and the shoe's
-            # cards were asked for and placed again (issue 11 soak).
-            out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
-                                      f"shoe {shoe} was loaded with shoe {msg['shoe_no']}")
-            self._end_session(session)
-            session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
-            session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
-            session.forget_other_sessions()
+        if not self.setup.owns_sessions:
+            if msg["reason"] == 1 and int(msg["shoe_no"]) != session.shoe_no:
+                out += self._adopted_from_status(shoe, session, msg, time_ms)
+        elif int(msg["shoe_no"]) != session.shoe_no:
+            # The loaded status of this journal's NEW_SHOE session (only that one gets here,
+            # see `_apply_frame`), its REPLY answered to an earlier run of the daemon. One
+            # naming the session in use is no new start: the firmware frames this status after
+            # the cards waiting in its log, so it can come after cards of the session (a
+            # NEW_SHOE run again before the first card, SPEC 4); taken as a new start it set
+            # the session back to index 1 and the shoe's cards were asked for and placed again
+            # (issue 11 soak).
+            out += self._start_session(shoe, session, int(msg["shoe_no"]), int(msg["deck_id"]), time_ms)
+        session.foreign = 0
         integrity = int(msg["integrity"])
         if not integrity & (8 | 16):
             # Duplicate, foreign and unread cards are flagged from their own card frames.
@@ -476,27 +538,169 @@ class ShoeFrames:
                 out += list(self._do(self.current, op, source="shoe").derived)
         return out
 
-    def _shoe_loaded(self, body: Mapping[str, Any], time_ms: int) -> Applied:
-        """The daemon's `shoe_loaded` input: the shoe took NEW_SHOE (its REPLY, or reconciled
-        from a HELLO when the REPLY was lost): a new session from card 1."""
+    def _shoe_loading(self, body: Mapping[str, Any]) -> Applied:
+        """The daemon's `shoe_loading` input: it is sending NEW_SHOE (shoe_no, deck_id), a number
+        of this journal's own (issue 20 item 3). Journaled before the command goes out, so the
+        first frame naming that session, whatever run of the daemon receives it, starts it."""
         session = self.shoes.setdefault(int(body["shoe"]), ShoeSession())
+        session.loading = (int(body["shoe_no"]), int(body["deck_id"]))
+        return Applied((event(self._round_id(), "shoe_loading", shoe=body["shoe"], shoe_no=body["shoe_no"],
+                              deck_id=body["deck_id"]),))
+
+    def _shoe_loaded(self, body: Mapping[str, Any], time_ms: int) -> Applied:
+        """The daemon's `shoe_loaded` input: the shoe took NEW_SHOE (its REPLY): a new session
+        from card 1. (`dealt` and `reconciled`: journals written before the core reconciled a
+        HELLO itself carry that reconciliation as this input.)"""
+        shoe = int(body["shoe"])
+        session = self.shoes.setdefault(shoe, ShoeSession())
+        return Applied(tuple(self._start_session(shoe, session, int(body["shoe_no"]), int(body["deck_id"]), time_ms,
+                                                 dealt=int(body.get("dealt", 0)),
+                                                 reconciled=str(body.get("reconciled", "")))))
+
+    def _start_session(self, shoe: int, session: ShoeSession, shoe_no: int, deck_id: int, time_ms: int, *,
+                       dealt: int = 0, reconciled: str = "") -> list[Derived]:
+        """This journal's session `shoe_no` starts on `shoe`, from card 1 (`dealt`: cards the shoe
+        has dealt in it already, asked for from 1)."""
         # Frames still waiting for cards of the session being replaced: those cards
         # will never come (the shoe's log is the new session's).
-        released = self._stop_waiting(int(body["shoe"]), session, session.next_index - 1, time_ms,
-                                      f"shoe {body['shoe']} was loaded with shoe {body['shoe_no']}")
-        if int(body["shoe_no"]) != session.shoe_no:
+        released = self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                      f"shoe {shoe} was loaded with shoe {shoe_no}")
+        if shoe_no != session.shoe_no:
             self._end_session(session)
-        session.shoe_no, session.deck_id = int(body["shoe_no"]), int(body["deck_id"])
+        session.shoe_no, session.deck_id = shoe_no, deck_id
         session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+        session.foreign = 0
+        if session.loading[0] == shoe_no:
+            session.loading = (0, 0)
         session.forget_other_sessions()
-        loaded = released + [event(self._round_id(), "shoe_loaded", shoe=body["shoe"],
-                                   shoe_no=body["shoe_no"], deck_id=body["deck_id"])]
-        dealt = int(body.get("dealt", 0))
+        loaded = event(self._round_id(), "shoe_loaded", shoe=shoe, shoe_no=shoe_no, deck_id=deck_id)
+        out = released + [loaded]
         if dealt > 0:
             # Reconciled from a HELLO (the NEW_SHOE's REPLY was lost across a shoe
             # reboot): the shoe has dealt cards of it; they are asked for from 1.
-            loaded[len(released)].body["reconciled"] = str(body.get("reconciled", ""))
+            loaded.body["reconciled"] = reconciled
             session.known_dealt, session.requested_from = dealt, 1
-            loaded.append(event(self._round_id(), "cards_requested", shoe=body["shoe"],
-                                shoe_no=session.shoe_no, from_index=1, dealt=dealt))
-        return Applied(tuple(loaded))
+            out.append(event(self._round_id(), "cards_requested", shoe=shoe, shoe_no=shoe_no, from_index=1,
+                             dealt=dealt))
+        return out
+
+    # -- frames of a session this journal did not start (issue 20 item 3) ---------------
+    def _foreign_session(self, shoe: int, session: ShoeSession, shoe_no: int, time_ms: int, *, seen_in: str,
+                         evidence: Mapping[str, Any]) -> list[Derived]:
+        """The shoe's stream names session `shoe_no`, which this journal did not start: the
+        referral (6.1; docs/rule-readings.md 78) the first time, and the session's cards are placed
+        nowhere from now on. (A session this journal started and has since replaced is no
+        exception, and cannot come: the shoe frames a session's cards before it takes the next
+        NEW_SHOE, and the host takes frames in order.)"""
+        if session.foreign == shoe_no:
+            return []
+        out: list[Derived] = []
+        if session.shoe_no:
+            # The shoe has left this journal's session: cards of it it never sent will not come.
+            out += self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                      f"shoe {shoe} is in shoe session {shoe_no}, not this journal's")
+        session.foreign = shoe_no
+        own = session.shoe_no or None
+        detail = (f"shoe {shoe} is in shoe session {shoe_no} ({seen_in}), which this journal did not start "
+                  f"(another journal's, or one it never saw loaded): its cards, keys and deck reports are "
+                  f"journaled and placed in no round; referred to the shift manager: load a new shoe")
+        return out + [event(self._round_id(), "shoe_session_foreign", shoe=shoe, shoe_no=shoe_no,
+                            journal_shoe_no=own, seen_in=seen_in, rule="6.1", rules=["6.1"],
+                            decision=rounds.DecisionKind.REFERRED.value, detail=detail,
+                            **self._between_rounds(), evidence=[{"time_ms": time_ms, **evidence}])]
+
+    def _foreign_card(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        """A card of a session this journal did not start: journaled, placed in no round, each
+        one referred (6.1) with the card as evidence (face down in the pit view: it has an index)."""
+        shoe_no, index = int(msg["shoe_no"]), int(msg["index"])
+        out = self._foreign_session(shoe, session, shoe_no, time_ms, seen_in=str(msg["type"]),
+                                    evidence={"shoe_no": shoe_no, "first_index": index})
+        if msg["type"] == "UNREAD":
+            card = rounds.CardEvidence(index, None, "", int(msg["t_ms"]), time_ms)
+        else:
+            code = int(msg["code"])
+            card = rounds.CardEvidence(index, None if code == 0xFF else code, str(msg["raw"]), int(msg["t_ms"]), time_ms)
+        return out + [event(None, "card_from_foreign_session", shoe=shoe, shoe_no=shoe_no, index=index,
+                            journal_shoe_no=session.shoe_no or None, rule="6.1", rules=["6.1"],
+                            decision=rounds.DecisionKind.REFERRED.value,
+                            detail=f"shoe card {index} of shoe session {shoe_no}, which this journal did not "
+                                   "start: placed in no round, referred to the shift manager",
+                            **self._between_rounds(), evidence=[to_jsonable(card)])]
+
+    def _foreign_key(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any], time_ms: int) -> list[Derived]:
+        """A dealer key while the shoe's stream is not in this journal's session: it belongs to
+        that session's deal, not to any round of this journal's (6.1)."""
+        key = int(msg["key"])
+        name = KEY_NAMES.get(key, "unknown")
+        where = (f"shoe session {session.foreign}, which this journal did not start" if session.foreign
+                 else "no shoe session this journal started (no shoe loaded)")
+        return [event(self._round_id(), "shoe_key", shoe=shoe, key=key, shoe_ms=msg["t_ms"]),
+                event(None, "key_from_foreign_session", shoe=shoe, key=key, key_name=name,
+                      shoe_no=session.foreign or None, journal_shoe_no=session.shoe_no or None, rule="6.1",
+                      rules=["6.1"], decision=rounds.DecisionKind.REFERRED.value,
+                      detail=f"the shoe's {name} key was pressed while the shoe is in {where}: no round of this "
+                             "journal takes it; referred to the shift manager",
+                      **self._between_rounds(), evidence=[{"key": key, "key_name": name, "shoe_ms": msg["t_ms"],
+                                                           "time_ms": time_ms}])]
+
+    def _foreign_deck_status(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any],
+                             time_ms: int) -> list[Derived]:
+        """A DECK_STATUS of a session this journal did not start (or of none: shoe_no 0):
+        journaled, acts on no round."""
+        out = [event(self._round_id(), "deck_status", shoe=shoe, shoe_no=msg["shoe_no"], reason=msg["reason"],
+                     dealt=msg["dealt"], remaining=msg["remaining"], integrity=msg["integrity"],
+                     duplicates=msg["duplicates"], foreign=msg["foreign"], unread=msg["unread"],
+                     missing=msg["missing"])]
+        if not int(msg["shoe_no"]):
+            return out
+        return out + self._foreign_session(shoe, session, int(msg["shoe_no"]), time_ms, seen_in="DECK_STATUS",
+                                           evidence={"shoe_no": msg["shoe_no"], "deck_id": msg["deck_id"],
+                                                     "reason": msg["reason"], "dealt": msg["dealt"],
+                                                     "integrity": msg["integrity"]})
+
+    # -- the rules before issue 20 item 3 (`TableSetup.owns_sessions` false) -----------------
+    # Kept so that a journal written by an older daemon replays as it was written (its setup
+    # has a `core_version` below 3); a daemon started on it journals its own setup, and from
+    # then on only the journal's own sessions are dealt.
+    def _adopted_from_hello(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any],
+                            time_ms: int) -> list[Derived]:
+        """Before issue 20: a HELLO of another session was adopted when the journal had no
+        session or no card of it, and else was a mismatch."""
+        shoe_no, dealt = int(msg["shoe_no"]), int(msg["dealt"])
+        if session.shoe_no != 0 and session.next_index != 1:
+            return [event(self._round_id(), "shoe_session_mismatch", shoe=shoe, shoe_no=shoe_no,
+                          expected_shoe_no=session.shoe_no, rule="6.1")]
+        out = self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                 f"shoe {shoe} is in another session ({shoe_no})")
+        self._end_session(session)
+        session.shoe_no, session.deck_id = shoe_no, int(msg["deck_id"])
+        session.next_index, session.pending, session.known_dealt = dealt + 1, {}, dealt
+        session.forget_other_sessions()
+        return out + [event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
+                            next_index=dealt + 1)]
+
+    def _adopted_from_card(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any]) -> list[Derived]:
+        """Before issue 20: a card with no session in the journal started one there; a card of
+        another session was `card_from_other_session`."""
+        shoe_no, index = int(msg["shoe_no"]), int(msg["index"])
+        out: list[Derived] = []
+        if session.shoe_no == 0:
+            session.shoe_no, session.next_index, session.pending, session.known_dealt = shoe_no, index, {}, index
+            session.forget_other_sessions()
+            out.append(event(self._round_id(), "shoe_session_adopted", shoe=shoe, shoe_no=shoe_no,
+                             next_index=index))
+        if shoe_no != session.shoe_no:
+            return [event(self._round_id(), "card_from_other_session", shoe=shoe, shoe_no=shoe_no,
+                          index=index, expected_shoe_no=session.shoe_no, rule="6.1")]
+        return out
+
+    def _adopted_from_status(self, shoe: int, session: ShoeSession, msg: Mapping[str, Any],
+                             time_ms: int) -> list[Derived]:
+        """Before issue 20: a loaded DECK_STATUS of any other session switched to it."""
+        out = self._stop_waiting(shoe, session, session.next_index - 1, time_ms,
+                                 f"shoe {shoe} was loaded with shoe {msg['shoe_no']}")
+        self._end_session(session)
+        session.shoe_no, session.deck_id = int(msg["shoe_no"]), int(msg["deck_id"])
+        session.next_index, session.pending, session.requested_from, session.known_dealt = 1, {}, 0, 0
+        session.forget_other_sessions()
+        return out

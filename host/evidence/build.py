@@ -25,7 +25,15 @@ sorted keys, no spaces). BODY (`FORMAT`) holds:
 - `round`: the round in the round-file format; `settlement`: its settlement;
 - `jackpot`: the pool before and after (from the settlement's ledger, i.e. the pool as this
   table knew it when the round was settled), the reset, the movements, and the winning
-  progressive wagers (`hits`).
+  progressive wagers (`hits`);
+- `chain_prev`: the hash chain value of the journal entry before the first of `journal`
+  (each entry of `journal` carries its own `chain`, and `raw_sha256` where its bytes are left
+  out), so the segment is checked entry by entry (`cardshoe.journal.chain`);
+- `floor`: on a linked table, the floor's signed assignment of the round (`{assignment,
+  signature}`, `cardshoe.floor.signing`), as the table journaled it with the settlement; it
+  names the journal entry the floor rebuilt the round from and that entry's chain value, the
+  rebuilt round file's digest, the pool and the hits, so `cardshoe evidence verify
+  --floor-pubkey` refutes a file changed anywhere, even one signed again with the table's key.
 """
 
 from __future__ import annotations
@@ -36,11 +44,15 @@ from typing import Any, Iterable, Mapping
 from cobs import cobs
 
 from cardshoe.cards import card_text
+from cardshoe.journal.chain import raw_sha256
 from cardshoe.journal.store import Entry, JournalReader, canonical_json
 from cardshoe.protocol.spec import CRC_SIZE, TAG_SIZE
 from cardshoe.rounds import Round, operation_to_json
 
-FORMAT = "cardshoe.evidence/1"
+FORMAT = "cardshoe.evidence/2"
+"""2: `chain_prev`, each journal entry's `chain` (and `raw_sha256`), and `floor`. Files of
+format 1 are still verified, without the checks those fields make possible."""
+FORMATS = ("cardshoe.evidence/1", FORMAT)
 ALGORITHM = "Ed25519"
 
 
@@ -103,9 +115,34 @@ def round_entries(reader: JournalReader, round_id: str) -> list[Entry]:
 
 
 def _entry_json(entry: Entry) -> dict[str, Any]:
-    raw = None if entry.raw is None or entry.kind == "checkpoint" else entry.raw.hex()
-    return {"id": entry.id, "t_ns": entry.t_ns, "kind": entry.kind, "shoe": entry.shoe, "boot": entry.boot,
-            "seq": entry.seq, "type": entry.type, "round_id": entry.round_id, "body": entry.data(), "raw": raw}
+    left_out = entry.raw is not None and entry.kind == "checkpoint"
+    raw = None if entry.raw is None or left_out else entry.raw.hex()
+    out = {"id": entry.id, "t_ns": entry.t_ns, "kind": entry.kind, "shoe": entry.shoe, "boot": entry.boot,
+           "seq": entry.seq, "type": entry.type, "round_id": entry.round_id, "body": entry.data(), "raw": raw,
+           "chain": entry.chain}
+    if left_out:
+        out["raw_sha256"] = raw_sha256(entry.raw)
+    return out
+
+
+def chain_before(reader: JournalReader, first_id: int) -> str | None:
+    """The chain value the entry `first_id` follows (the journal's genesis before entry 1)."""
+    if first_id <= 1:
+        return reader.genesis() if reader.chained else None
+    before = reader.entry(first_id - 1)
+    return None if before is None else before.chain
+
+
+def floor_assignment(entries: Iterable[Entry], round_id: str) -> dict[str, Any] | None:
+    """The floor's signed assignment the table journaled with the round's settlement, or None."""
+    found = None
+    for e in entries:
+        if e.kind == "input" and e.round_id == round_id:
+            body = e.data()
+            floor = body.get("floor") if isinstance(body, dict) and body.get("action") == "settle" else None
+            if isinstance(floor, dict) and isinstance(floor.get("signed"), dict):
+                found = floor["signed"]
+    return found
 
 
 def _frame_json(entry: Entry) -> dict[str, Any]:
@@ -148,15 +185,18 @@ def jackpot_json(settlement: Mapping[str, Any]) -> dict[str, Any] | None:
             "movements": ledger["movements"], "hits": progressive_hits(settlement)}
 
 
-def build(record: RoundRecord, entries: list[Entry], *, reason: str, made_ns: int) -> dict[str, Any]:
-    """The evidence BODY of a settled round from its record and its journal entries."""
+def build(record: RoundRecord, entries: list[Entry], *, reason: str, made_ns: int,
+          chain_prev: str | None = None) -> dict[str, Any]:
+    """The evidence BODY of a settled round from its record and its journal entries
+    (`chain_prev`: the chain value of the entry before the first, `chain_before`)."""
     round_ = record.round_
     frames = [_frame_json(e) for e in entries if e.kind == "frame" and e.raw is not None]
     cards = [_card_json(i, round_) for i in sorted(round_.cards)]
     shoes = sorted({(f["shoe"], f["boot"]) for f in frames
                     if f["type"] in ("CARD", "UNREAD") and f["message"].get("shoe_no") == round_.shoe_no})
     return {
-        "format": FORMAT,
+        # A journal read without its chain (schema 1, not upgraded) gives a file of format 1.
+        "format": FORMAT if chain_prev is not None else FORMATS[0],
         "table": record.table,
         "round_id": round_.round_id,
         "reason": reason,
@@ -171,6 +211,8 @@ def build(record: RoundRecord, entries: list[Entry], *, reason: str, made_ns: in
         "round": record.round_file,
         "settlement": record.settlement,
         "jackpot": jackpot_json(record.settlement),
+        "chain_prev": chain_prev,
+        "floor": floor_assignment(entries, round_.round_id),
     }
 
 
@@ -203,5 +245,6 @@ def export(core: Any, reader: JournalReader, round_id: str, seed: bytes, *, reas
     """The signed evidence file of settled round `round_id` (`core` the table core rebuilt from
     the journal `reader` reads, or the live one under its service lock)."""
     record = record_of(core, round_id)
-    body = build(record, round_entries(reader, round_id), reason=reason, made_ns=made_ns)
+    entries = round_entries(reader, round_id)
+    body = build(record, entries, reason=reason, made_ns=made_ns, chain_prev=chain_before(reader, entries[0].id))
     return sign(body, seed)

@@ -2,15 +2,19 @@
 
     cardshoe evidence export --journal J --round ID [--out FILE] [--table-key FILE]
     cardshoe evidence verify FILE [--shoe-key [SERIAL=]HEX ...] [--keys DIR] [--table-pubkey HEX|FILE]
+                                  [--floor-pubkey HEX|FILE]
     cardshoe evidence key (--table-key FILE | --journal J) [--create]
 
 `export` rebuilds the table from the journal (read-only, as `cardshoe replay` does) and signs
 the round's evidence with the table's key (default: `<journal stem>.table-key` beside the
 journal, as the daemon keeps it). `verify` checks every frame tag with the shoe's key (from
 `--shoe-key`, else the key store `--keys`/$CARDSHOE_KEYS), the signature (with the table's
-public key when given), the hands rebuilt from the frames by the dealing procedure and the
-settlement recomputed; it prints `verified: ...` and exits 0, or one `FAILED check: why` line
-per failure and exits 1. A file that cannot be read exits 2.
+public key when given), the hands rebuilt from the frames by the dealing procedure, the
+settlement recomputed, the journal section's hash chain and its inputs against the operations,
+and the floor's signed assignment (with the floor's public key when given: then one is
+required); it prints `verified: ...` and exits 0, or one `FAILED check: why` line per failure
+and exits 1. A file that cannot be read, or that gives a key twice (read with
+`cardshoe.strictjson`), exits 2.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("export", help="write a round's signed evidence file")
     ex.add_argument("--journal", type=Path, required=True, help="the table's journal (SQLite)")
-    ex.add_argument("--round", required=True, help="the round id, e.g. T07-000123")
+    ex.add_argument("--round", required=True, help="the round id, e.g. T07-3f9c0a1b-000123")
     ex.add_argument("--out", type=Path, help="the file to write (default: standard output)")
     ex.add_argument("--table-key", type=Path, help="the table's signing key (default: <journal stem>.table-key)")
     ve = sub.add_parser("verify", help="check an evidence file offline")
@@ -48,6 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     ve.add_argument("--keys", type=Path, help="a key store of shoe keys (default $CARDSHOE_KEYS or "
                                               "~/.local/share/cardshoe/keys)")
     ve.add_argument("--table-pubkey", help="the table's Ed25519 public key: 64 hex characters, or a file holding them")
+    ve.add_argument("--floor-pubkey", help="the floor's Ed25519 public key (cardshoe floor key): the file must carry "
+                                           "the floor's signed assignment of the round")
     ve.add_argument("--json", action="store_true", help="print the report as JSON")
     ke = sub.add_parser("key", help="print the table's public key")
     ke.add_argument("--table-key", type=Path, help="the table's signing key file")
@@ -124,27 +130,25 @@ def _export(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from cardshoe.evidence.verify import verify
 
+    from cardshoe.evidence.verify import read
+
     try:
-        doc: Any = json.loads(args.file.read_bytes())
+        doc: Any = read(args.file.read_bytes())
     except OSError as exc:
         print(f"cardshoe evidence verify: {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    except ValueError as exc:
-        print(f"cardshoe evidence verify: {args.file}: not JSON: {exc}", file=sys.stderr)
+    except ValueError as exc:  # strictjson's JSONInputError: not JSON, a duplicate key, over a bound
+        print(f"cardshoe evidence verify: {args.file}: refused: {exc}", file=sys.stderr)
         return 2
     if not isinstance(doc, dict):
         print(f"cardshoe evidence verify: {args.file}: not an evidence file", file=sys.stderr)
         return 2
-    pubkey = None
-    if args.table_pubkey:
-        text = args.table_pubkey
-        if Path(text).is_file():
-            text = Path(text).read_text(encoding="ascii").strip()
-        pubkey = _hex32(text, "--table-pubkey")
+    pubkey = None if not args.table_pubkey else _key_arg(args.table_pubkey, "--table-pubkey")
+    floor_pubkey = None if not args.floor_pubkey else _key_arg(args.floor_pubkey, "--floor-pubkey")
     found = doc.get("evidence")
     body: dict[str, Any] = found if isinstance(found, dict) else {}
     serials = sorted({f.get("shoe") for f in body.get("frames", []) if isinstance(f.get("shoe"), int)})
-    report = verify(doc, keys=_shoe_keys(args, serials), table_pubkey=pubkey)
+    report = verify(doc, keys=_shoe_keys(args, serials), table_pubkey=pubkey, floor_pubkey=floor_pubkey)
     if args.json:
         print(json.dumps({"ok": report.ok, "failures": [{"check": f.check, "message": f.message}
                                                         for f in report.failures],
@@ -153,12 +157,21 @@ def _verify(args: argparse.Namespace) -> int:
     elif report.ok:
         who = "the table's key given" if report.signer_checked else \
             f"the key the file names ({report.signer}; give --table-pubkey to check whose it is)"
+        floor = "; the floor's assignment checked with its key" if floor_pubkey is not None else \
+            ("; the floor's assignment checked with the key it names (give --floor-pubkey)"
+             if body.get("floor") is not None else "; no floor assignment (give --floor-pubkey to require one)")
         print(f"verified: round {body.get('round_id')}: {report.frames} frame tags, {report.cards} cards, "
-              f"hands and settlement rebuilt; signed by {who}")
+              f"hands and settlement rebuilt; signed by {who}{floor}")
     else:
         for failure in report.failures:
             print(f"FAILED {failure}")
     return 0 if report.ok else 1
+
+
+def _key_arg(text: str, what: str) -> bytes:
+    if Path(text).is_file():
+        text = Path(text).read_text(encoding="ascii").strip()
+    return _hex32(text, what)
 
 
 def _key(args: argparse.Namespace) -> int:

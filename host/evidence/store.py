@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from cardshoe.private import open_private, private_dirs
+
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -19,11 +21,13 @@ def dumps(doc: Mapping[str, Any]) -> bytes:
 
 def write(folder: Path, name: str, doc: Mapping[str, Any]) -> tuple[Path, str]:
     """Write `doc` as `folder/name` (temp file, fsync, rename); its path and SHA-256 hex."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o750)
+    # An evidence file names every card of its round: the daemon user's alone (0600, a folder
+    # made for it 0700, whatever the umask; cardshoe.private), as the journal it comes from is.
+    private_dirs(folder)
     data = dumps(doc)
     path = folder / _SAFE.sub("_", name)
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
     try:
         os.write(fd, data)
         os.fsync(fd)

@@ -1,21 +1,30 @@
-"""`cardshoe floor`: the floor server, a local PostgreSQL for one machine, and the audit.
+"""`cardshoe floor`: the floor server, a local PostgreSQL for one machine, the audit, the key.
 
-    cardshoe floor serve --link megalink-tcp:5000000:50000 [--postgres DSN | --pg-dir DIR | --sqlite FILE]
+    cardshoe floor serve --config floor.toml [--link NAME:RESET:RATE_PPM[:START]] [--listen HOST:PORT]
+                         [--postgres DSN | --pg-dir DIR | --sqlite FILE] [--port-file PATH]
     cardshoe floor pg start DIR      # initdb (first time) and start a PostgreSQL of this machine in DIR
     cardshoe floor pg stop DIR
-    cardshoe floor audit --link NAME:RESET:RATE_PPM[:START] TABLE=JOURNAL ... [--postgres DSN | --sqlite FILE]
+    cardshoe floor audit --link NAME:RESET:RATE_PPM[:START] [--config floor.toml]
+                         [--postgres DSN | --pg-dir DIR | --sqlite FILE] [TABLE=JOURNAL ...]
+    cardshoe floor key --config floor.toml   # print the floor's Ed25519 public key
 
-With neither --postgres nor --pg-dir, the store is SQLite (`--sqlite`, default floor.sqlite):
-a small room needs no server. `--link` is NAME:RESET:RATE_PPM[:START] (minor units; the rate
-in parts per million of each progressive stake in action; START the opening pool, default
-RESET); give it once per link. The token is $CARDSHOE_FLOOR_TOKEN or --token-file (0600).
+The floor's file (`cardshoe.floor.config`, docs/floor.md "The floor's file") names the store,
+the links, the floor's signing key, a token file per reader role and, per table, its shipping
+credential, its link and its shoes' keys. Options given here override the file's. With no
+store named, the store is SQLite (`floor.sqlite`): a small room needs no server. `--link` is
+NAME:RESET:RATE_PPM[:START] (minor units; the rate in parts per million of each progressive
+stake in action; START the opening pool, default RESET); give it once per link.
+
+`audit` recomputes every assignment and hit from the entries the floor holds (hands from the
+cards, payouts by the rules) and names every row that differs; with TABLE=JOURNAL it also
+recomputes the pool from those journals alone and compares. Exit 0: nothing differs; 1: a
+difference (each printed); 2: a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,32 +46,51 @@ def parse_link(text: str) -> LinkSettings:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _store(args: argparse.Namespace) -> Any:
+def _config(args: argparse.Namespace) -> Any:
+    from .config import ConfigError, FloorConfig, load_floor_config
+
+    cfg = FloorConfig() if getattr(args, "config", None) is None else load_floor_config(args.config)
+    if getattr(args, "postgres", None):
+        cfg.postgres, cfg.pg_dir, cfg.sqlite = args.postgres, None, None
+    elif getattr(args, "pg_dir", None):
+        cfg.postgres, cfg.pg_dir, cfg.sqlite = None, Path(args.pg_dir), None
+    elif getattr(args, "sqlite", None):
+        cfg.postgres, cfg.pg_dir, cfg.sqlite = None, None, Path(args.sqlite)
+    given = {link.name for link in getattr(args, "link", None) or []}
+    cfg.links = [link for link in cfg.links if link.name not in given] + list(getattr(args, "link", None) or [])
+    if getattr(args, "listen", None):
+        cfg.listen = args.listen
+    for name, table in cfg.tables.items():
+        names = {link.name for link in cfg.links}
+        if table.link is not None and names and table.link not in names:
+            raise ConfigError(f"tables.{name}.link: {table.link!r} is not a link of this floor")
+    return cfg
+
+
+def _store(cfg: Any) -> Any:
     from .store import FloorStore
 
-    if args.postgres:
-        return FloorStore.postgres(args.postgres)
-    if getattr(args, "pg_dir", None):
-        from .pgserver import PgCluster
-
-        directory = Path(args.pg_dir)
-        cluster = _pg_start(directory)
-        return FloorStore.postgres(cluster.dsn)
-    return FloorStore.sqlite(args.sqlite)
+    if cfg.postgres:
+        return FloorStore.postgres(cfg.postgres)
+    if cfg.pg_dir is not None:
+        return FloorStore.postgres(_pg_start(Path(cfg.pg_dir))[0].dsn)
+    return FloorStore.sqlite(cfg.sqlite if cfg.sqlite is not None else "floor.sqlite")
 
 
-def _pg_start(directory: Path) -> Any:
+def _pg_start(directory: Path) -> tuple[Any, str]:
+    """This machine's cluster in `directory`, running: (cluster, what was done). Raises
+    PgStartRefused with what to do rather than report a server that is not there."""
     from .pgserver import PgCluster
 
     state = directory / "cardshoe-pg.json"
     if state.exists():
         cluster = PgCluster(directory, port=int(json.loads(state.read_text())["port"]))
-        if not (directory / "data" / "postmaster.pid").exists():
-            cluster.start()
+        done = cluster.ensure_started()
     else:
         cluster = PgCluster.create(directory)
+        done = "created"
     state.write_text(json.dumps({"port": cluster.port}))
-    return cluster
+    return cluster, done
 
 
 def main(argv: list[str]) -> int:
@@ -74,103 +102,154 @@ def main(argv: list[str]) -> int:
     def store_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--postgres", metavar="DSN", help="a PostgreSQL connection string or URL")
         p.add_argument("--pg-dir", metavar="DIR", help="start (or reuse) this machine's PostgreSQL in DIR")
-        p.add_argument("--sqlite", metavar="FILE", default="floor.sqlite", help="the embedded store (default)")
+        p.add_argument("--sqlite", metavar="FILE", help="the embedded store (default floor.sqlite)")
 
     serve = sub.add_parser("serve", help="run the floor API")
+    serve.add_argument("--config", type=Path, required=True, help="the floor's file (docs/floor.md)")
     store_args(serve)
     serve.add_argument("--link", type=parse_link, action="append", default=[], metavar="NAME:RESET:RATE_PPM[:START]")
-    serve.add_argument("--listen", default="127.0.0.1:8700", metavar="HOST:PORT",
+    serve.add_argument("--listen", metavar="HOST:PORT",
                        help="the floor API's address (default 127.0.0.1:8700; PORT 0: a free port the kernel picks)")
     serve.add_argument("--port-file", type=Path, metavar="PATH",
                        help="once the API listens, write its port number to PATH (a temp file renamed over it)")
-    serve.add_argument("--token-file", type=Path, help="the all-roles token (else $CARDSHOE_FLOOR_TOKEN)")
     pg = sub.add_parser("pg", help="this machine's PostgreSQL for the floor (Debian's package)")
     pg.add_argument("action", choices=("start", "stop"))
     pg.add_argument("directory", type=Path)
-    aud = sub.add_parser("audit", help="recompute a link's pool from the tables' journals")
+    aud = sub.add_parser("audit", help="recompute every assignment, hit and pool from the floor's entries")
+    aud.add_argument("--config", type=Path, help="the floor's file (its store, links and the tables' shoe keys)")
     store_args(aud)
-    aud.add_argument("--link", type=parse_link, required=True, metavar="NAME:RESET:RATE_PPM[:START]")
-    aud.add_argument("journals", nargs="+", metavar="TABLE=JOURNAL")
+    aud.add_argument("--link", type=parse_link, action="append", default=[], metavar="NAME:RESET:RATE_PPM[:START]")
+    aud.add_argument("journals", nargs="*", metavar="TABLE=JOURNAL")
+    key = sub.add_parser("key", help="print the floor's Ed25519 public key (made at first use)")
+    key.add_argument("--config", type=Path, required=True, help="the floor's file (its signing_key)")
     args = parser.parse_args(argv)
 
-    if args.command == "pg":
-        from .pgserver import PgCluster
+    from .config import ConfigError
+    from .pgserver import PgStartRefused
 
-        if args.action == "start":
-            cluster = _pg_start(args.directory)
-            print(json.dumps({"dsn": cluster.dsn, "tcp_dsn": cluster.tcp_dsn}))
-        else:
-            PgCluster(args.directory).stop()
-        return 0
-    if args.command == "audit":
-        return _audit(args)
-    return _serve(args)
+    try:
+        if args.command == "pg":
+            from .pgserver import PgCluster
+
+            if args.action == "start":
+                cluster, done = _pg_start(args.directory)
+                print(json.dumps({"dsn": cluster.dsn, "tcp_dsn": cluster.tcp_dsn, "done": done}))
+            else:
+                PgCluster(args.directory).stop()
+            return 0
+        if args.command == "audit":
+            return _audit(args)
+        if args.command == "key":
+            from .signing import FloorSigner
+
+            print(FloorSigner.from_file(_config(args).signing_key).public_key.hex())
+            return 0
+        return _serve(args)
+    except (ConfigError, PgStartRefused) as exc:
+        print(f"cardshoe floor {args.command}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2 if isinstance(exc, ConfigError) else 1
+    except RuntimeError as exc:  # PostgreSQL's programs failed (initdb, pg_ctl): their words, one line
+        if args.command != "pg":
+            raise
+        print(f"cardshoe floor pg {args.action}: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
+        return 1
 
 
 def _audit(args: argparse.Namespace) -> int:
     from cardshoe.journal import JournalReader
 
-    from .audit import audit, rounds_of_journal
+    from .audit import audit, audit_store, rounds_of_journal
 
-    rounds = []
-    for item in args.journals:
-        table, sep, path = item.partition("=")
-        if not sep:
-            raise SystemExit(f"{item!r} is not TABLE=JOURNAL")
-        with JournalReader(Path(path)) as reader:
-            rounds += rounds_of_journal(table, ((e.kind, e.round_id, e.body)
-                                                for e in reader.entries(("input", "settlement"))), args.link.name)
-    report = audit(args.link, rounds)
-    out = report.to_json()
-    if args.postgres or args.pg_dir or os.path.exists(args.sqlite):
-        store = _store(args)
-        floor = store.pool(args.link.name)
-        out["floor_pool"], out["floor_carry"] = floor["pool"], floor["carry"]
-        if (floor["pool"], floor["carry"], floor["rounds"]) != (report.pool, report.carry, report.rounds):
-            report.problems.append(f"the floor holds pool {floor['pool']} carry {floor['carry']} after "
-                                   f"{floor['rounds']} rounds; the journals say {report.pool} {report.carry} after "
-                                   f"{report.rounds}")
-            out["problems"] = report.problems
+    cfg = _config(args)
+    links = {link.name: link for link in cfg.links}
+    if not links:
+        raise SystemExit("cardshoe floor audit: give --link NAME:RESET:RATE_PPM[:START] (or [links] in --config)")
+    store = _store(cfg)
+    problems: list[str] = []
+    out: dict[str, Any] = {}
+    try:
+        floor_report = audit_store(store, list(links.values()), keys_for=cfg.key_lookup)
+        problems += floor_report.problems
+        out["floor"] = floor_report.to_json()
+        first = next(iter(links.values()))
+        if args.journals:
+            rounds = []
+            for item in args.journals:
+                table, sep, path = item.partition("=")
+                if not sep:
+                    raise SystemExit(f"cardshoe floor audit: {item!r} is not TABLE=JOURNAL")
+                with JournalReader(Path(path)) as reader:
+                    rounds += rounds_of_journal(table, ((e.kind, e.round_id, e.body)
+                                                        for e in reader.entries(("input", "settlement"))), first.name)
+                    top = reader.top()
+                held = store.chain_at(table, top.id) if top is not None else None
+                if top is not None and top.chain is not None and held is not None and held != top.chain:
+                    problems.append(f"{table}: the journal's entry {top.id} differs from the floor's copy")
+            report = audit(first, rounds)
+            problems += report.problems
+            out.update(report.to_json())
+        pool = store.pool(first.name)
+        out["floor_pool"], out["floor_carry"] = pool["pool"], pool["carry"]
+        if args.journals and (pool["pool"], pool["carry"], pool["rounds"]) != (out["pool"], out["carry"],
+                                                                             out["rounds"]):
+            problems.append(f"the floor holds pool {pool['pool']} carry {pool['carry']} after {pool['rounds']} "
+                            f"rounds; the journals say {out['pool']} {out['carry']} after {out['rounds']}")
+    finally:
         store.close()
+    out["problems"] = problems
     print(json.dumps(out, indent=2))
-    return 1 if report.problems else 0
+    return 1 if problems else 0
 
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from cardshoe.daemon.config import ConfigError as TableConfigError
     from cardshoe.daemon.config import parse_listen, read_token_file
     from cardshoe.daemon.listen import ListenError, bind_api, bound_port, url_of, write_port_file
 
     from .api import create_floor_app
+    from .auth import FloorGuard
+    from .config import ConfigError
+    from .rebuild import Rebuilder
+    from .settle import FloorSettler
+    from .signing import FloorSigner
     from .store import FloorStore
 
-    token = os.environ.get("CARDSHOE_FLOOR_TOKEN", "").strip()
-    if not token:
-        if args.token_file is None:
-            raise SystemExit("a token is needed: --token-file FILE (0600) or $CARDSHOE_FLOOR_TOKEN")
-        token = read_token_file(args.token_file, "--token-file")
-    host, port = parse_listen(args.listen)
+    cfg = _config(args)
+    try:
+        guard = FloorGuard(cfg.tokens(read_token_file))
+    except (TableConfigError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+    if not cfg.tables:
+        print("cardshoe floor: no [tables.NAME] in the floor's file: no table can ship or settle", file=sys.stderr)
+    signer = FloorSigner.from_file(cfg.signing_key)
+    try:
+        host, port = parse_listen(cfg.listen)
+    except TableConfigError as exc:
+        raise ConfigError(f"floor.listen: {exc}") from None
     # Bound here, not by uvicorn, so that port 0 works and the port a parent reads (the line
     # below, --port-file) is the one this process holds: see cardshoe.daemon.listen.
     try:
         sock = bind_api(host, port, "--listen")
     except ListenError as exc:
         raise SystemExit(f"cardshoe floor: {exc}") from None
-    store = _store(args)
-    for link in args.link:
+    store = _store(cfg)
+    for link in cfg.links:
         store.configure_link(link)
+    # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
+    settle_store = FloorStore.postgres(store.target, pool_size=4) if store.kind == "postgres" else store
+    settler = FloorSettler(settle_store, Rebuilder(settle_store, cfg.key_lookup), signer)
+    app = create_floor_app(store, guard, settler, link_of=cfg.link_of, public_key=signer.public_key)
     if args.port_file is not None:
         try:
             write_port_file(args.port_file, bound_port(sock))
         except ListenError as exc:
             raise SystemExit(f"cardshoe floor: {exc}") from None
     print(f"cardshoe floor: {store.kind} store, links {', '.join(l['link'] for l in store.links()) or 'none'}, "
-          f"{url_of(sock)}/floor", file=sys.stderr, flush=True)
-    # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
-    settle_store = FloorStore.postgres(store.target, pool_size=4) if store.kind == "postgres" else store
-    uvicorn.Server(uvicorn.Config(create_floor_app(store, token, settle_store=settle_store),
-                                  log_level="warning")).run(sockets=[sock])
+          f"{len(cfg.tables)} tables, key {signer.public_key.hex()}, {url_of(sock)}/floor", file=sys.stderr,
+          flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     if settle_store is not store:
         settle_store.close()
     store.close()

@@ -26,13 +26,18 @@ class FloorUnreachable(ConnectionError):
 
 
 class FloorRefused(ValueError):
-    """The floor answered with a refusal (4xx); `field` and `message` say why."""
+    """The floor answered with a refusal (4xx); `field` and `message` say why, `error` its type."""
 
-    def __init__(self, status: int, field_name: str, message: str) -> None:
+    def __init__(self, status: int, field_name: str, message: str, error: str = "") -> None:
         super().__init__(f"{field_name}: {message}")
         self.status = status
         self.field = field_name
         self.message = message
+        self.error = error
+
+
+#: Refusals that are an alarm of this table's journal on the floor (shown at the table).
+JOURNAL_ALARMS = ("JournalRefused", "StreamAlarmed", "FramesUnverified")
 
 
 @dataclass
@@ -47,6 +52,9 @@ class FloorState:
     pool_at_ns: int = 0
     high_water: int = 0
     """The highest entry id the floor holds of this table."""
+    alarm: str | None = None
+    """The floor refuses this table's journal (a gap, a break, a journal restored or changed,
+    a frame that does not verify): what it said, until an exchange succeeds again."""
 
 
 class FloorClient:
@@ -54,9 +62,14 @@ class FloorClient:
     of link `link` (None: a table with no linked progressive, that only ships its journal)."""
 
     def __init__(self, url: str, token: str, table: str, link: str | None, game: str | None = None, *,
-                 timeout_s: float = 3.0, offline_after_s: float = 6.0, journal_id: str | None = None) -> None:
+                 timeout_s: float = 3.0, offline_after_s: float = 6.0, journal_id: str | None = None,
+                 public_key: bytes | None = None) -> None:
         self.url = url.rstrip("/")
         self.token = token
+        self.name = table
+        # The floor's Ed25519 public key ([floor] public_key): every assignment must carry its
+        # signature before the table settles with it (None: the signature is journaled unchecked).
+        self.public_key = public_key
         # The table's name on the floor: with its journal's id, so a table's next journal (a new
         # gaming day: entry ids and round ids from 1 again) is a stream of its own, never taken
         # for what the floor already holds.
@@ -89,8 +102,12 @@ class FloorClient:
                 detail = {}
             if not isinstance(detail, dict):
                 detail = {"message": str(detail)}
-            raise FloorRefused(exc.code, str(detail.get("field", "floor")), str(detail.get("message", text[:200]))) \
-                from None
+            refusal = FloorRefused(exc.code, str(detail.get("field", "floor")), str(detail.get("message", text[:200])),
+                                   str(detail.get("error", "")))
+            if refusal.error in JOURNAL_ALARMS:
+                with self._lock:
+                    self.state.alarm = refusal.message
+            raise refusal from None
         except (OSError, ValueError) as exc:  # URLError, timeouts, resets, a garbled answer
             self._failed(f"floor unreachable: {exc}")
             raise FloorUnreachable(f"floor unreachable at {self.url}: {exc}") from None
@@ -126,41 +143,87 @@ class FloorClient:
                            f"returns ({s.last_error or 'no answer lately'}); base games go on")
             return {"url": self.url, "link": self.link, "online": online, "pool": s.pool if online else None,
                     "last_pool": s.pool, "high_water": s.high_water, "last_error": s.last_error,
-                    "message": message}
+                    "message": message, "alarm": s.alarm, "table": self.table}
 
     # -- calls -------------------------------------------------------------------------
+    def stream_info(self, stream: str | None = None) -> dict[str, Any]:
+        """What the floor holds of this table's stream (or another of its journals): high_water,
+        chain, known, parent, alarms."""
+        answer: dict[str, Any] = self._call("GET", f"/tables/{stream or self.table}/high-water")
+        if stream is None:
+            with self._lock:
+                self.state.high_water = int(answer["high_water"])
+                self.state.alarm = _alarm_text(answer.get("alarms"))
+        return answer
+
     def high_water(self) -> int:
         """The highest entry id of this table the floor holds."""
-        answer = self._call("GET", f"/tables/{self.table}/high-water")
-        hwm = int(answer["high_water"])
-        with self._lock:
-            self.state.high_water = hwm
-        return hwm
+        return int(self.stream_info()["high_water"])
 
-    def ship(self, entries: Sequence[ShippedEntry]) -> int:
-        """Send entries (in id order); returns the floor's high-water mark after them. Also
-        brings back the link's pool as displayed."""
-        answer = self._call("POST", f"/tables/{self.table}/entries",
-                            {"link": self.link, "game": self.game, "entries": [e.to_json() for e in entries]})
+    def chain_at(self, stream: str, at: int) -> str | None:
+        """The chain value of entry `at` of one of this table's streams as the floor holds it."""
+        answer = self._call("GET", f"/tables/{stream}/chain?at={int(at)}")
+        value = answer.get("chain")
+        return value if isinstance(value, str) else None
+
+    def fork(self, parent: str, at: int, chain: str) -> dict[str, Any]:
+        """Open this journal's stream as continuing `parent` from entry `at` (a restored journal)."""
+        answer: dict[str, Any] = self._call("POST", f"/tables/{self.table}/fork",
+                                            {"parent": parent, "at": at, "chain": chain})
+        return answer
+
+    def ship(self, entries: Sequence[ShippedEntry], head: tuple[int, str | None] | None = None) -> int:
+        """Send entries (in id order) with the journal's head (its last id and chain value);
+        returns the floor's high-water mark after them. Also brings back the link's pool as
+        displayed."""
+        body: dict[str, Any] = {"link": self.link, "game": self.game, "entries": [e.to_json() for e in entries]}
+        if head is not None:
+            body["head"] = {"id": head[0], "chain": head[1]}
+        answer = self._call("POST", f"/tables/{self.table}/entries", body)
         hwm = int(answer["high_water"])
         with self._lock:
             self.state.high_water = hwm
+            self.state.alarm = _alarm_text(answer.get("alarms"))
             pool = answer.get("pool")
             if isinstance(pool, int):
                 self.state.pool = pool
                 self.state.pool_at_ns = time.monotonic_ns()
         return hwm
 
-    def settle(self, round_json: Mapping[str, Any]) -> dict[str, Any]:
-        """Ask the floor to assign the round its pool (and apply its contribution and hits)."""
+    def settle(self, round_id: str, entry: int, entries: Sequence[ShippedEntry] = ()) -> dict[str, Any]:
+        """Ask the floor to assign round `round_id` its pool, as the journal holds it up to
+        `entry` (its `settle_sent`); `entries` the journal's tail up to it not shipped yet.
+        With the floor's public key, the answer must be signed by it (else FloorRefused)."""
         if self.link is None:
             raise FloorRefused(409, "link", "this table is on no link")
         answer: dict[str, Any] = self._call("POST", f"/links/{self.link}/settle",
-                                            {"table": self.table, "round": dict(round_json)})
+                                            {"table": self.table, "round_id": round_id, "entry": entry,
+                                             "entries": [e.to_json() for e in entries]})
+        self.check_signed(answer, round_id)
         with self._lock:
             self.state.pool = int(answer["pool_after"])
             self.state.pool_at_ns = time.monotonic_ns()
+            if entries:
+                self.state.high_water = max(self.state.high_water, entries[-1].id)
         return answer
+
+    def check_signed(self, answer: Mapping[str, Any], round_id: str) -> None:
+        """Refuse an assignment that is not the floor's signed one for this table's round."""
+        if self.public_key is None:
+            return
+        from .signing import verify_signed
+
+        signed = answer.get("signed")
+        problem = verify_signed(signed, self.public_key)
+        if problem is None:
+            said = dict(signed["assignment"])  # type: ignore[index]
+            fields = ("link", "table", "round_id", "seq", "pool", "pool_after", "entry", "chain")
+            if said.get("table") != self.table or said.get("round_id") != round_id or \
+                    any(said.get(k) != answer.get(k) for k in fields):
+                problem = "the signed assignment is not the answer's, or not of this table's round"
+        if problem is not None:
+            raise FloorRefused(502, "signed", f"the floor's answer is refused: {problem} ([floor] public_key)",
+                               "FloorSignature")
 
     def withdraw(self, round_id: str) -> dict[str, Any] | None:
         """Before voiding a round sent for settlement with no answer heard: the floor's
@@ -172,3 +235,10 @@ class FloorClient:
                                             {"table": self.table, "round_id": round_id})
         assignment = answer.get("assignment")
         return assignment if answer.get("status") == "assigned" and isinstance(assignment, dict) else None
+
+
+def _alarm_text(alarms: Any) -> str | None:
+    """The first open alarm of the table's journal on the floor, as its message (None: none)."""
+    if isinstance(alarms, list) and alarms and isinstance(alarms[0], dict):
+        return f"the floor holds an alarm of this table's journal: {alarms[0].get('message')}"
+    return None

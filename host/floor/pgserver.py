@@ -24,11 +24,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PgNotInstalled", "PgCluster", "find_bindir"]
+__all__ = ["PgNotInstalled", "PgStartRefused", "PgCluster", "find_bindir"]
 
 
 class PgNotInstalled(RuntimeError):
     """No PostgreSQL server programs on this machine (run scripts/postgres-deps)."""
+
+
+class PgStartRefused(RuntimeError):
+    """The cluster cannot be started as things stand; the message says what to do, in one line."""
 
 
 def find_bindir() -> Path:
@@ -139,6 +143,74 @@ class PgCluster:
                 continue
             raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()} {log}")
         raise RuntimeError("pg_ctl start: no free port after 5 tries")
+
+    def server_state(self) -> tuple[str, int | None]:
+        """What `data/postmaster.pid` says: ("stopped", None) without one; ("running", pid)
+        when its process is this cluster's server; ("stale", pid) when no process has that id
+        (the server died: a crash, a power cut, `kill -9`); ("foreign", pid) when a process
+        of that id runs but is not this cluster's server (the id was reused)."""
+        pidfile = self.data / "postmaster.pid"
+        try:
+            first = pidfile.read_text(encoding="ascii", errors="replace").splitlines()[:1]
+        except FileNotFoundError:
+            return "stopped", None
+        if not first or not first[0].strip().lstrip("-").isdigit():
+            return "stale", None
+        pid = abs(int(first[0].strip()))
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return "stale", pid
+        except PermissionError:
+            pass  # alive, another user's
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return "foreign", pid
+        ours = any(Path(os.fsdecode(a)).name.startswith("postgres") for a in cmdline[:1]) \
+            and os.fsencode(str(self.data)) in cmdline
+        return ("running" if ours else "foreign"), pid
+
+    def answers(self, timeout_s: float = 3.0) -> bool:
+        """Whether the server takes a connection to the cluster's database now."""
+        import psycopg
+
+        try:
+            with psycopg.connect(self.dsn, connect_timeout=max(1, int(timeout_s))) as conn:
+                conn.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            return False
+
+    def ensure_started(self, wait_s: float = 30.0) -> str:
+        """Start the server unless it runs, however the last one ended; returns what was done
+        ("running", "started", "started after a crash"). Never returns without a server that
+        answers: raises PgStartRefused saying what to do."""
+        import time
+
+        state, pid = self.server_state()
+        where = self.data / "postmaster.pid"
+        if state == "foreign":
+            raise PgStartRefused(f"{where} names PID {pid}, a process that is not this cluster's server (a stale "
+                                 f"file whose PID was reused): check that no PostgreSQL runs on {self.data}, remove "
+                                 "the file, and start again")
+        if state == "running":
+            deadline = time.monotonic() + wait_s
+            while time.monotonic() < deadline:
+                if self.answers():
+                    return "running"
+                if self.server_state()[0] != "running":
+                    break  # it went while we waited: start it below
+                time.sleep(0.2)
+            else:
+                raise PgStartRefused(f"PostgreSQL (PID {pid}) holds {self.data} but does not answer: see "
+                                     f"{self.directory / 'server.log'}, or stop it (cardshoe floor pg stop "
+                                     f"{self.directory}) and start again")
+        self.start()  # a stale postmaster.pid is the server's own to replace: its PID is gone
+        if not self.answers(10):
+            raise PgStartRefused(f"pg_ctl started PostgreSQL on {self.data} but it does not answer: see "
+                                 f"{self.directory / 'server.log'}")
+        return "started after a crash" if state == "stale" else "started"
 
     def stop(self, mode: str = "fast") -> None:
         """Stop the server (`fast`: sessions cut, a clean shutdown; `immediate`: as a crash)."""

@@ -37,11 +37,15 @@ from typing import Any, Mapping
 from cardshoe import settlement
 from cardshoe.settlement import Outcome
 
-__all__ = ["PPM", "LinkSettings", "PoolState", "Hit", "Assignment", "FloorRefusal", "Prepared", "contribution",
+__all__ = ["PPM", "ASSIGNMENT_FORMAT", "LinkSettings", "PoolState", "Hit", "Assignment", "FloorRefusal", "Prepared",
+           "contribution",
            "prepare", "assign", "round_digest"]
 
 #: The contribution rate's denominator: the rate is parts per million of the stake.
 PPM = 1_000_000
+
+#: The format of the assignment the floor signs (`Assignment.signed_body`).
+ASSIGNMENT_FORMAT = "cardshoe.floor.assignment/1"
 
 
 class FloorRefusal(ValueError):
@@ -123,7 +127,18 @@ class Assignment:
     movements: tuple[dict[str, Any], ...]
     hits: tuple[Hit, ...]
     digest: str
-    """SHA-256 of the round file as sent, so a resend of the same round is told from a different one."""
+    """SHA-256 of the round file the floor rebuilt (`round_digest`), so the same round sent again
+    is told from a different one under the same id."""
+    reset: int | None = None
+    """The link's reset amount the round was settled with."""
+    rate_ppm: int | None = None
+    """The link's contribution rate the round was settled with."""
+    entry: int | None = None
+    """The table's journal entry the round was rebuilt up to (its `settle_sent`)."""
+    chain: str | None = None
+    """That entry's hash chain value: the assignment is of the journal as it stood there."""
+    signature: dict[str, Any] | None = None
+    """The floor's Ed25519 signature of `signed_body()` (`cardshoe.floor.signing`)."""
 
     def to_json(self) -> dict[str, Any]:
         """As the floor answers the table and journals it."""
@@ -132,7 +147,16 @@ class Assignment:
                 "carry_after": self.carry_after, "pool_before": self.pool_before, "pool": self.pool,
                 "pool_after": self.pool_after, "movements": list(self.movements),
                 "hits": [{"seat": h.seat, "line": h.line, "amount": h.amount, "rule": h.rule} for h in self.hits],
-                "digest": self.digest}
+                "digest": self.digest, "reset": self.reset, "rate_ppm": self.rate_ppm, "entry": self.entry,
+                "chain": self.chain}
+
+    def signed_body(self) -> dict[str, Any]:
+        """What the floor signs: the assignment with its format (`ASSIGNMENT_FORMAT`)."""
+        return {"format": ASSIGNMENT_FORMAT, **self.to_json()}
+
+    def signed(self) -> dict[str, Any] | None:
+        """The signed assignment as the table journals it and evidence carries it, or None."""
+        return None if self.signature is None else {"assignment": self.signed_body(), "signature": self.signature}
 
 
 def round_digest(round_json: Mapping[str, Any]) -> str:
@@ -219,7 +243,8 @@ def assign(link: LinkSettings, state: PoolState, table: str, round_json: Mapping
         pool = state.pool + amount
         return Assignment(link=link.name, table=table, round_id=rid, seq=state.seq + 1, stakes=prepared.stakes,
                           contribution=amount, carry_before=state.carry, carry_after=carry, pool_before=state.pool,
-                          pool=pool, pool_after=pool, movements=(), hits=(), digest=prepared.digest)
+                          pool=pool, pool_after=pool, movements=(), hits=(), digest=prepared.digest,
+                          reset=link.reset, rate_ppm=link.rate_ppm)
     return _assign_settled(link, state, table, rid, round_json)
 
 
@@ -239,4 +264,4 @@ def _assign_settled(link: LinkSettings, state: PoolState, table: str, rid: str,
     return Assignment(link=link.name, table=table, round_id=rid, seq=state.seq + 1, stakes=stakes,
                       contribution=amount, carry_before=state.carry, carry_after=carry, pool_before=state.pool,
                       pool=pool, pool_after=pool_after, movements=movements, hits=hits,
-                      digest=round_digest(round_json))
+                      digest=round_digest(round_json), reset=link.reset, rate_ppm=link.rate_ppm)

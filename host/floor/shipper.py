@@ -10,7 +10,14 @@ games go on while the floor is away, and the backlog drains when it returns.
 
 Checkpoints' pickled states (`raw` of a `checkpoint` entry) are not shipped: they are the
 table's own restart aid, rebuilt from the other entries, and large. Their entries are, with
-their bodies (digest, covers).
+their bodies (digest, covers) and the raw bytes' digest, so the hash chain still checks.
+
+Every exchange also sends the journal's head (its last entry's id and chain value), so the
+floor sees a journal that no longer agrees with its copy (restored from a backup, edited)
+even when nothing new is sent. A journal restored with `cardshoe run --journal-restored` has a
+new id and names the old one (`meta` `journal_parent`): before its first entry is sent, the
+shipper finds the last entry both hold (a bisection on chain values) and opens the new stream
+there (`POST /tables/{table}/fork`), so nothing of either history is lost on the floor.
 """
 
 from __future__ import annotations
@@ -20,18 +27,50 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from cardshoe.journal import JournalReader
+from cardshoe.journal import Entry, JournalReader
+from cardshoe.journal.chain import raw_sha256
 from cardshoe.journal.store import JournalError
 
 from .client import FloorClient, FloorRefused, FloorUnreachable
 from .store import ShippedEntry
 
-__all__ = ["Shipper", "BATCH"]
+__all__ = ["Shipper", "BATCH", "shipped", "find_fork"]
 
 log = logging.getLogger("cardshoe.floor.shipper")
 
 #: Entries per exchange.
 BATCH = 500
+
+
+def shipped(entry: Entry) -> ShippedEntry:
+    """A journal entry as it is shipped (a checkpoint's state left out, its digest kept)."""
+    if entry.kind == "checkpoint":
+        return ShippedEntry(entry.id, entry.t_ns, entry.kind, entry.shoe, entry.boot, entry.seq, entry.type,
+                            entry.round_id, entry.body, None, entry.chain, raw_sha256(entry.raw))
+    return ShippedEntry(entry.id, entry.t_ns, entry.kind, entry.shoe, entry.boot, entry.seq, entry.type,
+                        entry.round_id, entry.body, entry.raw, entry.chain)
+
+
+def find_fork(reader: JournalReader, client: FloorClient, parent: str, limit: int) -> tuple[int, str]:
+    """The last entry (at most `limit`) that this journal and the floor's copy of `parent` both
+    hold alike, and its chain value. Chain values agree up to a point and differ after it, so a
+    bisection finds it."""
+    def local(at: int) -> str | None:
+        if at == 0:
+            return reader.genesis()
+        found = reader.entry(at)
+        return None if found is None else found.chain
+
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if local(mid) is not None and client.chain_at(parent, mid) == local(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    value = local(lo)
+    assert value is not None
+    return lo, value
 
 
 class Shipper:
@@ -71,17 +110,38 @@ class Shipper:
         """New entries: ship now rather than at the next idle tick."""
         self._wake.set()
 
+    def _resume(self, reader: JournalReader) -> int:
+        """The floor's mark for this journal, opening its stream first if it is a restored one."""
+        info = self.client.stream_info()
+        parent = reader.meta("journal_parent")
+        if info.get("known") or parent is None:
+            return int(info["high_water"])
+        stream = f"{self.client.name}.{parent}"
+        held = self.client.stream_info(stream)
+        limit = min(int(reader.meta("journal_forked_at") or 0), int(held["high_water"]))
+        at, value = find_fork(reader, self.client, stream, limit) if held.get("known") else (0, reader.genesis())
+        if not held.get("known") and at == 0:
+            log.info("floor: %s holds nothing of %s; opening %s from its first entry", self.client.url, stream,
+                     self.client.table)
+        made = self.client.fork(stream, at, value)
+        log.warning("floor: this journal was restored from a backup of %s; the floor continues it as %s from "
+                    "entry %d", stream, self.client.table, at)
+        return int(made["high_water"])
+
     def step(self, reader: JournalReader) -> int:
         """One exchange: the backlog's next batch (or a heartbeat); returns entries sent."""
         if self._hwm is None:
-            self._hwm = self.client.high_water()
+            self._hwm = self._resume(reader)
         rows = []
         for entry in reader.entries(after_id=self._hwm):
-            rows.append(ShippedEntry(entry.id, entry.t_ns, entry.kind, entry.shoe, entry.boot, entry.seq, entry.type,
-                                     entry.round_id, entry.body, None if entry.kind == "checkpoint" else entry.raw))
+            rows.append(shipped(entry))
             if len(rows) >= self.batch:
                 break
-        self._hwm = self.client.ship(rows)
+        top = reader.top()
+        head = None if top is None else (top.id, top.chain)
+        if rows and head is not None and head[0] < rows[-1].id:
+            head = (rows[-1].id, rows[-1].chain)  # written between the two reads
+        self._hwm = self.client.ship(rows, head)
         self.shipped += len(rows)
         self.exchanges += 1
         return len(rows)

@@ -9,6 +9,16 @@ DO NOTHING` and raises the table's high-water mark in the same transaction, so a
 twice (the shipper's at-least-once delivery) has its effect once, and the shipper resumes
 from `high_water` after any outage.
 
+Tamper evidence (issue 21 item 3). Every entry carries its hash chain value
+(`cardshoe.journal.chain`); `ingest` takes an entry only if its ids follow the floor's mark
+with no gap and its chain value follows from the floor's entry before it, and it compares the
+table's head (its last entry's id and chain value) and anything sent again with what the floor
+holds. A gap, a break, a journal that differs from the floor's copy, or one that ends below
+the floor's mark (restored from a backup) is refused, recorded as an alarm of the table
+(`floor_alarms`), and shown on the floor's page and, in the refusal, on the table's. A
+restored journal goes on as a stream of its own that continues the old one from the last
+entry both hold (`fork`); entries at or below that point are held once, by the old stream.
+
 Serialization of the pool. `settle` reads the link's row `FOR UPDATE` (PostgreSQL; SQLite's
 `BEGIN IMMEDIATE` takes the database's write lock first) and writes the round's assignment,
 its hits and the new pool in that transaction. Two rounds of the same link (two tables' Royal
@@ -16,7 +26,8 @@ Flushes at the same moment) are therefore settled one after the other, in the or
 transactions take the lock; the link's `seq` numbers that order, and it is the order the
 offline recomputation (`cardshoe.floor.audit`) walks. A round sent again is answered with its
 first assignment (idempotent on (table, round)); the same round id with different content is
-refused (`AssignmentConflict`).
+refused (`AssignmentConflict`). `settle` takes a round file: the API never hands it one from a
+table, only one the floor rebuilt from the entries it holds (`cardshoe.floor.settle`).
 """
 
 from __future__ import annotations
@@ -27,17 +38,22 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from cardshoe.cards import card_text
+from cardshoe.journal import chain as journal_chain
 
 from .progressive import Assignment, FloorRefusal, Hit, LinkSettings, PoolState, assign, prepare
 
-__all__ = ["FloorStore", "StoreUnavailable", "AssignmentConflict", "RoundWithdrawn", "UnknownLink", "ShippedEntry", "SCHEMA_VERSION"]
+__all__ = ["FloorStore", "StoreUnavailable", "AssignmentConflict", "RoundWithdrawn", "UnknownLink", "ShippedEntry",
+           "SCHEMA_VERSION", "JournalRefused", "UnknownTable", "stream_genesis", "Signer"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: entries' hash chain (`chain`, `raw_sha256`), the tables' chain and lineage (`chain`,
+`parent`, `base_id`), `floor_alarms`, and each assignment's journal point and signature
+(`entry`, `chain`, `signature`). A schema 1 store is upgraded in place when the floor starts."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS floor_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,17 +63,18 @@ CREATE TABLE IF NOT EXISTS links (
     opening BIGINT NOT NULL, created_ns BIGINT NOT NULL, updated_ns BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS floor_tables (
     name TEXT PRIMARY KEY, link TEXT, game TEXT, hwm BIGINT NOT NULL, seen_ns BIGINT NOT NULL,
-    shoe BIGINT, current_round TEXT, open_flags TEXT NOT NULL);
+    shoe BIGINT, current_round TEXT, open_flags TEXT NOT NULL, chain TEXT, parent TEXT,
+    base_id BIGINT NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS entries (
     table_name TEXT NOT NULL, entry_id BIGINT NOT NULL, t_ns BIGINT NOT NULL, kind TEXT NOT NULL,
     shoe BIGINT, boot BIGINT, seq BIGINT, type BIGINT, round_id TEXT, body TEXT NOT NULL, raw BYTEA,
-    received_ns BIGINT NOT NULL, PRIMARY KEY (table_name, entry_id));
+    received_ns BIGINT NOT NULL, chain TEXT, raw_sha256 TEXT, PRIMARY KEY (table_name, entry_id));
 CREATE INDEX IF NOT EXISTS entries_round ON entries (table_name, round_id);
 CREATE TABLE IF NOT EXISTS assignments (
     link TEXT NOT NULL, seq BIGINT NOT NULL, table_name TEXT NOT NULL, round_id TEXT NOT NULL,
     digest TEXT NOT NULL, stakes BIGINT NOT NULL, contribution BIGINT NOT NULL, carry_before BIGINT NOT NULL,
     carry_after BIGINT NOT NULL, pool_before BIGINT NOT NULL, pool BIGINT NOT NULL, pool_after BIGINT NOT NULL,
-    body TEXT NOT NULL, t_ns BIGINT NOT NULL,
+    body TEXT NOT NULL, t_ns BIGINT NOT NULL, entry BIGINT, chain TEXT, signature TEXT,
     PRIMARY KEY (link, seq), UNIQUE (table_name, round_id));
 CREATE TABLE IF NOT EXISTS hits (
     link TEXT NOT NULL, seq BIGINT NOT NULL, n BIGINT NOT NULL, table_name TEXT NOT NULL, round_id TEXT NOT NULL,
@@ -70,7 +87,32 @@ CREATE INDEX IF NOT EXISTS rounds_opened ON rounds (opened_ns);
 CREATE TABLE IF NOT EXISTS withdrawn (
     table_name TEXT NOT NULL, round_id TEXT NOT NULL, link TEXT NOT NULL, t_ns BIGINT NOT NULL,
     PRIMARY KEY (table_name, round_id));
+CREATE TABLE IF NOT EXISTS floor_alarms (
+    table_name TEXT NOT NULL, n BIGINT NOT NULL, kind TEXT NOT NULL, at_id BIGINT, message TEXT NOT NULL,
+    t_ns BIGINT NOT NULL, cleared_ns BIGINT, cleared_by TEXT, PRIMARY KEY (table_name, n));
 """
+
+#: Schema 1 -> 2: the columns a store made before the hash chain lacks (`floor_alarms` is
+#: created by the schema above).
+_UPGRADE_1_TO_2 = [
+    "ALTER TABLE entries ADD COLUMN chain TEXT",
+    "ALTER TABLE entries ADD COLUMN raw_sha256 TEXT",
+    "ALTER TABLE floor_tables ADD COLUMN chain TEXT",
+    "ALTER TABLE floor_tables ADD COLUMN parent TEXT",
+    "ALTER TABLE floor_tables ADD COLUMN base_id BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE assignments ADD COLUMN entry BIGINT",
+    "ALTER TABLE assignments ADD COLUMN chain TEXT",
+    "ALTER TABLE assignments ADD COLUMN signature TEXT",
+]
+
+#: Signs an assignment's body (`cardshoe.floor.signing`): body -> {"algorithm", "public_key", "value"}.
+Signer = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+def stream_genesis(stream: str) -> str:
+    """The chain value a table stream's first entry follows: the genesis of the journal whose id
+    ends the stream's key (`NAME.JOURNAL_ID`, INTERFACES.md "The table and the floor")."""
+    return journal_chain.genesis(stream.rsplit(".", 1)[-1])
 
 
 class StoreUnavailable(ConnectionError):
@@ -89,9 +131,25 @@ class UnknownLink(FloorRefusal):
     """A link the floor is not configured with."""
 
 
+class UnknownTable(FloorRefusal):
+    """A table stream the floor holds nothing of."""
+
+
+class JournalRefused(FloorRefusal):
+    """Entries the floor refuses because they do not continue what it holds of the table: a gap,
+    a broken chain, a journal that differs from the floor's copy or ends below it (restored).
+    `kind` is the alarm's kind; the alarm is recorded before this is raised."""
+
+    def __init__(self, kind: str, at_id: int | None, message: str) -> None:
+        super().__init__("entries", message)
+        self.kind = kind
+        self.at_id = at_id
+
+
 @dataclass(frozen=True)
 class ShippedEntry:
-    """One journal entry as the shipper sends it (checkpoints' pickles are not shipped)."""
+    """One journal entry as the shipper sends it (checkpoints' pickles are not shipped: their
+    raw bytes' digest is, so the hash chain can still be checked)."""
 
     id: int
     t_ns: int
@@ -103,12 +161,26 @@ class ShippedEntry:
     round_id: str | None
     body: str
     raw: bytes | None
+    chain: str | None = None
+    raw_sha256: str | None = None
+    """The raw bytes' digest when the bytes are not sent (a checkpoint)."""
+
+    @property
+    def raw_digest(self) -> str | None:
+        """The digest of the raw bytes as the chain takes it."""
+        return journal_chain.raw_sha256(self.raw) if self.raw is not None else self.raw_sha256
+
+    def link(self) -> journal_chain.ChainLink:
+        """The entry as the hash chain covers it."""
+        return journal_chain.ChainLink(self.id, self.t_ns, self.kind, self.shoe, self.boot, self.seq, self.type,
+                                       self.round_id, self.body, self.raw_digest, self.chain)
 
     def to_json(self) -> dict[str, Any]:
         """The wire form (raw as hex)."""
         return {"id": self.id, "t_ns": self.t_ns, "kind": self.kind, "shoe": self.shoe, "boot": self.boot,
                 "seq": self.seq, "type": self.type, "round_id": self.round_id, "body": self.body,
-                "raw": None if self.raw is None else self.raw.hex()}
+                "raw": None if self.raw is None else self.raw.hex(), "chain": self.chain,
+                "raw_sha256": self.raw_sha256}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ShippedEntry:
@@ -117,6 +189,13 @@ class ShippedEntry:
             v = data.get(key)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
                 raise ValueError(f"entries[].{key}: an integer or null")
+            return v
+
+        def opt_hex64(key: str) -> str | None:
+            v = data.get(key)
+            if v is not None and (not isinstance(v, str) or len(v) != 64
+                                  or any(c not in "0123456789abcdef" for c in v)):
+                raise ValueError(f"entries[].{key}: 64 lower-case hex digits or null")
             return v
 
         eid, t_ns, kind, body = data.get("id"), data.get("t_ns"), data.get("kind"), data.get("body")
@@ -137,8 +216,11 @@ class ShippedEntry:
             raw_bytes = None if raw is None else bytes.fromhex(raw)
         except ValueError:
             raise ValueError("entries[].raw: not hex") from None
+        digest = opt_hex64("raw_sha256")
+        if digest is not None and raw_bytes is not None:
+            raise ValueError("entries[].raw_sha256: only for an entry whose raw bytes are not sent")
         return cls(eid, t_ns, kind, opt_int("shoe"), opt_int("boot"), opt_int("seq"), opt_int("type"), rid, body,
-                   raw_bytes)
+                   raw_bytes, opt_hex64("chain"), digest)
 
 
 class _Cursor(Protocol):
@@ -191,6 +273,12 @@ class FloorStore:
             row = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("schema",))
             if not row:
                 tx.q("INSERT INTO floor_meta (key, value) VALUES (%s, %s)", ("schema", str(SCHEMA_VERSION)))
+            elif row[0][0] == "1":
+                # Entries, tables and assignments held before the chain keep NULL in the new
+                # columns: a table's next entry is then taken as the chain's anchor (`ingest`).
+                for statement in _UPGRADE_1_TO_2:
+                    tx.q(statement)
+                tx.q("UPDATE floor_meta SET value = %s WHERE key = %s", (str(SCHEMA_VERSION), "schema"))
             elif row[0][0] != str(SCHEMA_VERSION):
                 raise StoreUnavailable(f"floor store {target}: schema {row[0][0]}, this floor reads {SCHEMA_VERSION}")
 
@@ -322,11 +410,15 @@ class FloorStore:
                 return row
         raise UnknownLink("link", f"no link {link!r} on this floor")
 
-    def settle(self, link_name: str, table: str, round_json: Mapping[str, Any],
-               now_ns: int | None = None) -> Assignment:
+    def settle(self, link_name: str, table: str, round_json: Mapping[str, Any], now_ns: int | None = None, *,
+               entry: int | None = None, chain: str | None = None, signer: Signer | None = None) -> Assignment:
         """Assign the round its pool and apply its contribution and hits, serialized per link.
 
-        Idempotent on (table, round id): the same round again gets its first assignment back."""
+        `round_json` is a round file the floor rebuilt from `table`'s entries up to `entry`
+        (whose chain value is `chain`; `cardshoe.floor.settle`), never one a table sent.
+        `signer` signs the assignment in the same transaction. Idempotent on (table, round id):
+        the same round again gets its first assignment back; a different one under that id is
+        refused (`AssignmentConflict`)."""
         t = time.time_ns() if now_ns is None else now_ns
         # The settlement engine runs here, outside the link's lock; under it, a round that does
         # not pay from the pool costs arithmetic only (`cardshoe bench floor` measures the lock).
@@ -343,11 +435,11 @@ class FloorStore:
             reset, rate, pool, carry, seq = (int(x) for x in row[0])
             settings = LinkSettings(link_name, reset, rate)
             rid = round_json.get("round_id")
-            before = tx.q("SELECT body FROM assignments WHERE table_name = %s AND round_id = %s",
+            before = tx.q("SELECT body, signature FROM assignments WHERE table_name = %s AND round_id = %s",
                           (table, str(rid)))
             made = assign(settings, PoolState(pool, carry, seq), table, round_json, prepared)
             if before:
-                old = _assignment(json.loads(before[0][0]))
+                old = _assignment(json.loads(before[0][0]), before[0][1])
                 if old.digest != made.digest:
                     raise AssignmentConflict("round", f"round {rid} of table {table} was assigned a pool already "
                                                       "with different content; a supervisor must look at it")
@@ -355,19 +447,30 @@ class FloorStore:
             if tx.q("SELECT link FROM withdrawn WHERE table_name = %s AND round_id = %s", (table, str(rid))):
                 raise RoundWithdrawn("round", f"round {rid} of table {table} was withdrawn by its table (to be "
                                               "voided) before the floor assigned it a pool: it is never assigned now")
+            made = replace(made, entry=entry, chain=chain)
+            if signer is not None:
+                made = replace(made, signature=signer(made.signed_body()))
             tx.q("UPDATE links SET pool = %s, carry = %s, seq = %s, updated_ns = %s WHERE name = %s",
                  (made.pool_after, made.carry_after, made.seq, t, link_name))
             tx.q("INSERT INTO assignments (link, seq, table_name, round_id, digest, stakes, contribution, carry_before,"
-                 " carry_after, pool_before, pool, pool_after, body, t_ns)"
-                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                 " carry_after, pool_before, pool, pool_after, body, t_ns, entry, chain, signature)"
+                 " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                  (link_name, made.seq, table, made.round_id, made.digest, made.stakes, made.contribution,
                   made.carry_before, made.carry_after, made.pool_before, made.pool, made.pool_after,
-                  json.dumps(made.to_json(), sort_keys=True), t))
+                  json.dumps(made.to_json(), sort_keys=True), t, entry, chain,
+                  None if made.signature is None else json.dumps(made.signature, sort_keys=True)))
             for n, hit in enumerate(made.hits, 1):
                 tx.q("INSERT INTO hits (link, seq, n, table_name, round_id, seat, line, amount, rule, t_ns)"
                      " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                      (link_name, made.seq, n, table, made.round_id, hit.seat, hit.line, hit.amount, hit.rule, t))
         return made
+
+    def assignment(self, table: str, round_id: str) -> Assignment | None:
+        """The floor's assignment of `table`'s round `round_id`, or None."""
+        with self._tx() as tx:
+            row = tx.q("SELECT body, signature FROM assignments WHERE table_name = %s AND round_id = %s",
+                       (table, round_id))
+        return _assignment(json.loads(row[0][0]), row[0][1]) if row else None
 
     def withdraw(self, link_name: str, table: str, round_id: str, now_ns: int | None = None) -> Assignment | None:
         """The table asks to void a round it sent for settlement but heard no answer about.
@@ -380,9 +483,10 @@ class FloorStore:
         with self._tx() as tx:
             if not tx.q("SELECT seq FROM links WHERE name = %s FOR UPDATE", (link_name,)):
                 raise UnknownLink("link", f"no link {link_name!r} on this floor")
-            held = tx.q("SELECT body FROM assignments WHERE table_name = %s AND round_id = %s", (table, round_id))
+            held = tx.q("SELECT body, signature FROM assignments WHERE table_name = %s AND round_id = %s",
+                        (table, round_id))
             if held:
-                return _assignment(json.loads(held[0][0]))
+                return _assignment(json.loads(held[0][0]), held[0][1])
             if not tx.q("SELECT link FROM withdrawn WHERE table_name = %s AND round_id = %s", (table, round_id)):
                 tx.q("INSERT INTO withdrawn (table_name, round_id, link, t_ns) VALUES (%s, %s, %s, %s)",
                      (table, round_id, link_name, t))
@@ -393,6 +497,25 @@ class FloorStore:
         with self._tx() as tx:
             rows = tx.q("SELECT body, t_ns FROM assignments WHERE link = %s ORDER BY seq LIMIT %s", (link, limit))
         return [{**json.loads(r[0]), "t_ns": r[1]} for r in rows]
+
+    def assignment_rows(self, link: str) -> list[dict[str, Any]]:
+        """The link's assignments as stored, oldest first, for the audit: each body, with the
+        row's own columns (`_row`) and the signed assignment (`_signed`, None if unsigned)."""
+        from .progressive import ASSIGNMENT_FORMAT
+
+        columns = ("seq", "table_name", "round_id", "digest", "stakes", "contribution", "carry_before", "carry_after",
+                   "pool_before", "pool", "pool_after", "entry", "chain")
+        with self._tx() as tx:
+            rows = tx.q(f"SELECT body, signature, {', '.join(columns)} FROM assignments WHERE link = %s ORDER BY seq",
+                        (link,))
+        out = []
+        for r in rows:
+            body = json.loads(r[0])
+            signature = None if r[1] is None else json.loads(r[1])
+            out.append({**body, "_row": dict(zip(columns, r[2:])),
+                        "_signed": None if signature is None else {"assignment": {"format": ASSIGNMENT_FORMAT, **body},
+                                                                   "signature": signature}})
+        return out
 
     def hits(self, link: str | None = None) -> list[dict[str, Any]]:
         """Every jackpot hit (a payment from a pool), in the order the floor paid them."""
@@ -424,62 +547,297 @@ class FloorStore:
             row = tx.q("SELECT hwm FROM floor_tables WHERE name = %s", (table,))
         return int(row[0][0]) if row else 0
 
-    def ingest(self, table: str, entries: Sequence[ShippedEntry], *, link: str | None = None,
-               game: str | None = None, now_ns: int | None = None) -> int:
-        """Store a batch of `table`'s entries (each once, whatever is resent) and index its
-        rounds; returns the table's high-water mark after it."""
-        t = time.time_ns() if now_ns is None else now_ns
+    def stream(self, table: str) -> dict[str, Any] | None:
+        """What the floor holds of a table stream: `high_water`, `chain` (the chain value there),
+        `parent` and `base_id` (a restored journal's stream), or None when it holds nothing."""
         with self._tx() as tx:
-            row = tx.q("SELECT hwm, shoe, current_round, open_flags FROM floor_tables WHERE name = %s FOR UPDATE",
-                       (table,))
-            if not row:
-                tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags)"
-                     " VALUES (%s, %s, %s, 0, %s, NULL, NULL, %s)", (table, link, game, t, "{}"))
-                hwm, shoe, current, flags_text = 0, None, None, "{}"
-            else:
-                hwm, shoe, current, flags_text = int(row[0][0]), row[0][1], row[0][2], str(row[0][3])
-            # Entries at or below the high-water mark are held already: the index is built once.
-            fresh = sorted((e for e in entries if e.id > hwm), key=lambda e: e.id)
-            if fresh:
-                tx.many("INSERT INTO entries (table_name, entry_id, t_ns, kind, shoe, boot, seq, type, round_id,"
-                        " body, raw, received_ns) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                        " ON CONFLICT (table_name, entry_id) DO NOTHING",
-                        [(table, e.id, e.t_ns, e.kind, e.shoe, e.boot, e.seq, e.type, e.round_id, e.body, e.raw, t)
-                         for e in fresh])
-            open_flags: dict[str, list[str]] = json.loads(flags_text)
-            index = _RoundIndex(tx, table)
-            for e in fresh:
-                if e.shoe is not None:
-                    shoe = e.shoe
-                current = index.apply(e, open_flags, current)
-            index.flush()
-            new_hwm = max([hwm] + [e.id for e in fresh])
-            tx.q("UPDATE floor_tables SET hwm = %s, seen_ns = %s, shoe = %s, current_round = %s, open_flags = %s,"
-                 " link = COALESCE(%s, link), game = COALESCE(%s, game) WHERE name = %s",
-                 (new_hwm, t, shoe, current, json.dumps(open_flags, sort_keys=True), link, game, table))
+            row = tx.q("SELECT hwm, chain, parent, base_id, link, game FROM floor_tables WHERE name = %s", (table,))
+        if not row:
+            return None
+        r = row[0]
+        return {"table": table, "high_water": int(r[0]), "chain": r[1], "parent": r[2], "base_id": int(r[3]),
+                "link": r[4], "game": r[5]}
+
+    def ingest(self, table: str, entries: Sequence[ShippedEntry], *, link: str | None = None,
+               game: str | None = None, head: tuple[int, str | None] | None = None,
+               now_ns: int | None = None) -> int:
+        """Store a batch of `table`'s entries (each once, whatever is resent) and index its
+        rounds; returns the table's high-water mark after it.
+
+        The batch must continue what the floor holds: ids from the mark on with no gap, each
+        entry's chain value following from the one before, anything sent again equal to the
+        floor's copy, and the table's `head` (its journal's last id and chain value) agreeing
+        with the floor's entry there. Otherwise nothing of the batch is stored, an alarm is
+        recorded and `JournalRefused` raised (docs/floor.md, "Tamper-evident journals")."""
+        t = time.time_ns() if now_ns is None else now_ns
+        try:
+            with self._tx() as tx:
+                return self._ingest(tx, table, entries, link, game, head, t)
+        except JournalRefused as exc:
+            self.raise_alarm(table, exc.kind, exc.at_id, exc.message, now_ns=t)
+            raise
+
+    def _ingest(self, tx: _Tx, table: str, entries: Sequence[ShippedEntry], link: str | None, game: str | None,
+                head: tuple[int, str | None] | None, t: int) -> int:
+        row = tx.q("SELECT hwm, shoe, current_round, open_flags, chain FROM floor_tables WHERE name = %s FOR UPDATE",
+                   (table,))
+        if not row:
+            if not entries and head is None:
+                return 0  # a heartbeat of a table that has written nothing yet
+            tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags, chain,"
+                 " base_id) VALUES (%s, %s, %s, 0, %s, NULL, NULL, %s, %s, 0)",
+                 (table, link, game, t, "{}", stream_genesis(table)))
+            hwm, shoe, current, flags_text, prev = 0, None, None, "{}", stream_genesis(table)
+        else:
+            hwm, shoe, current, flags_text, prev = int(row[0][0]), row[0][1], row[0][2], str(row[0][3]), row[0][4]
+        # Sent again (a lost answer): each must be the floor's copy, or the journal has changed.
+        again = sorted((e for e in entries if e.id <= hwm), key=lambda e: e.id)
+        if again:
+            held = self._chains(tx, table, [e.id for e in again])
+            lower = head is not None and head[0] < hwm
+            for e in again:
+                if held.get(e.id) is not None and e.chain != held[e.id]:
+                    raise JournalRefused("restored" if lower else "diverged", e.id,
+                                         f"table {table}: entry {e.id} as sent now differs from the copy the floor "
+                                         + (f"holds, and the floor holds entries up to {hwm}: the journal was "
+                                            "restored from a backup" if lower else
+                                            "holds: the journal was edited or restored from a backup")
+                                         + "; its entries are refused and none of its rounds is settled until it is "
+                                           "restarted with `cardshoe run --journal-restored` (docs/floor.md, \"A "
+                                           "restored journal\")")
+        # Entries at or below the high-water mark are held already: the index is built once.
+        fresh = sorted((e for e in entries if e.id > hwm), key=lambda e: e.id)
+        expect = hwm + 1
+        for e in fresh:
+            if e.id != expect:
+                raise JournalRefused("gap", expect, f"table {table}: entry {e.id} sent after entry {expect - 1}: "
+                                     f"entries {expect}..{e.id - 1} are missing (removed from the journal?)")
+            if e.chain is None:
+                raise JournalRefused("break", e.id, f"table {table}: entry {e.id} carries no chain value (a table "
+                                     "daemon older than the hash chain)")
+            # A stream held from before the chain (schema 1) has no value at its mark: the
+            # first chained entry is its anchor; from there on every link is checked.
+            if prev is not None and e.link().expected(prev) != e.chain:
+                raise JournalRefused("break", e.id, f"table {table}: entry {e.id} does not chain from entry "
+                                     f"{e.id - 1} as the floor holds it (an entry edited, removed or inserted, "
+                                     "or the journal replaced)")
+            prev = e.chain
+            expect += 1
+        new_hwm = expect - 1
+        if head is not None:
+            # The table's head agrees with the floor's copy, or the journal is no longer the one
+            # the floor holds. A head below the mark with the same value is only a head read
+            # before the last batch arrived: not an alarm (a journal restored from a backup
+            # differs at its first new entry, which the next head shows).
+            head_id, head_chain = head
+            if 0 < head_id <= new_hwm:
+                held_head = prev if head_id == new_hwm else self._chains(tx, table, [head_id]).get(head_id)
+                if held_head is not None and head_chain != held_head:
+                    lower = head_id < new_hwm
+                    raise JournalRefused(
+                        "restored" if lower else "diverged", head_id,
+                        f"table {table}: its journal's entry {head_id} differs from the floor's copy"
+                        + (f", and the floor holds entries up to {new_hwm}: the journal was restored from a backup"
+                           if lower else ": the journal was edited or restored from a backup")
+                        + "; its entries are refused and none of its rounds is settled until it is restarted with "
+                          "`cardshoe run --journal-restored` (docs/floor.md, \"A restored journal\")")
+        if fresh:
+            tx.many("INSERT INTO entries (table_name, entry_id, t_ns, kind, shoe, boot, seq, type, round_id,"
+                    " body, raw, received_ns, chain, raw_sha256) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+                    " %s, %s, %s) ON CONFLICT (table_name, entry_id) DO NOTHING",
+                    [(table, e.id, e.t_ns, e.kind, e.shoe, e.boot, e.seq, e.type, e.round_id, e.body, e.raw, t,
+                      e.chain, e.raw_sha256) for e in fresh])
+        open_flags: dict[str, list[str]] = json.loads(flags_text)
+        index = _RoundIndex(tx, table)
+        for e in fresh:
+            if e.shoe is not None:
+                shoe = e.shoe
+            current = index.apply(e, open_flags, current)
+        index.flush()
+        tx.q("UPDATE floor_tables SET hwm = %s, seen_ns = %s, shoe = %s, current_round = %s, open_flags = %s,"
+             " link = COALESCE(%s, link), game = COALESCE(%s, game), chain = %s WHERE name = %s",
+             (new_hwm, t, shoe, current, json.dumps(open_flags, sort_keys=True), link, game, prev, table))
         return new_hwm
 
-    def tables(self) -> list[dict[str, Any]]:
-        """Every table: link, game, shoe, current round, open flags, high-water mark, last heard."""
-        with self._tx() as tx:
-            rows = tx.q("SELECT name, link, game, hwm, seen_ns, shoe, current_round, open_flags FROM floor_tables"
-                        " ORDER BY name")
-        return [{"table": r[0], "name": str(r[0]).rsplit(".", 1)[0], "link": r[1], "game": r[2], "high_water": r[3],
-                 "seen_ns": r[4], "shoe": r[5], "current_round": r[6], "open_flags": json.loads(r[7])} for r in rows]
+    def _lineage(self, tx: _Tx, table: str) -> list[tuple[str, int, int | None]]:
+        """(stream, first id, last id or None) from the root: where each of `table`'s entry ids lives."""
+        out: list[tuple[str, int, int | None]] = []
+        name: str | None = table
+        upper: int | None = None
+        seen: set[str] = set()
+        while name is not None and name not in seen:
+            seen.add(name)
+            row = tx.q("SELECT parent, base_id FROM floor_tables WHERE name = %s", (name,))
+            if not row:
+                break
+            parent, base = row[0][0], int(row[0][1])
+            out.append((name, base + 1, upper))
+            name, upper = parent, base
+        out.reverse()
+        return out
 
-    def entries(self, table: str, *, after_id: int = 0, limit: int = 1000,
-                round_id: str | None = None) -> list[ShippedEntry]:
-        """A table's entries as the floor holds them, in id order."""
-        sql = ("SELECT entry_id, t_ns, kind, shoe, boot, seq, type, round_id, body, raw FROM entries"
-               " WHERE table_name = %s AND entry_id > %s")
-        params: list[Any] = [table, after_id]
-        if round_id is not None:
-            sql += " AND round_id = %s"
-            params.append(round_id)
+    def _chains(self, tx: _Tx, table: str, ids: Sequence[int]) -> dict[int, str | None]:
+        """The chain values the floor holds of `table`'s entries `ids` (through its lineage)."""
+        out: dict[int, str | None] = {}
+        for stream, lo, hi in self._lineage(tx, table):
+            want = [i for i in ids if i >= lo and (hi is None or i <= hi)]
+            for k in range(0, len(want), 500):
+                part = want[k:k + 500]
+                marks = ", ".join(["%s"] * len(part))
+                for eid, value in tx.q(f"SELECT entry_id, chain FROM entries WHERE table_name = %s AND entry_id IN"
+                                       f" ({marks})", (stream, *part)):
+                    out[int(eid)] = value
+        return out
+
+    def base_chain(self, table: str) -> str | None:
+        """The chain value a stream's first own entry follows: its genesis, or the value of the
+        entry of its parent it continues from (None: the floor holds nothing of it)."""
         with self._tx() as tx:
-            rows = tx.q(sql + " ORDER BY entry_id LIMIT %s", (*params, limit))
-        return [ShippedEntry(int(r[0]), int(r[1]), str(r[2]), r[3], r[4], r[5], r[6], r[7], str(r[8]),
-                             None if r[9] is None else bytes(r[9])) for r in rows]
+            return self._base_chain(tx, table)
+
+    def _base_chain(self, tx: _Tx, table: str) -> str | None:
+        row = tx.q("SELECT parent, base_id FROM floor_tables WHERE name = %s", (table,))
+        if not row:
+            return None
+        parent, base = row[0][0], int(row[0][1])
+        if base > 0:
+            return self._chains(tx, str(parent), [base]).get(base)
+        root = self._lineage(tx, table)[0][0]
+        if root != table:
+            return self._base_chain(tx, root)
+        # A root stream starts at its journal's genesis; one whose parent the floor never held
+        # (restored before anything was shipped) at that parent's.
+        return stream_genesis(table if parent is None else str(parent))
+
+    def chain_at(self, table: str, entry_id: int) -> str | None:
+        """The chain value of `table`'s entry `entry_id` as the floor holds it (0: the stream's
+        genesis), or None when the floor does not hold it."""
+        with self._tx() as tx:
+            lineage = self._lineage(tx, table)
+            if not lineage:
+                return None
+            if entry_id != 0:
+                return self._chains(tx, table, [entry_id]).get(entry_id)
+            return self._base_chain(tx, lineage[0][0])
+
+    def fork(self, table: str, parent: str, at: int, chain: str, *, link: str | None = None,
+             game: str | None = None, now_ns: int | None = None) -> dict[str, Any]:
+        """Open `table` as the stream of a journal restored from a backup of `parent`'s: it holds
+        `parent`'s entries up to `at` (whose chain value must be `chain`) and its own after them.
+
+        Idempotent. The parent's alarms of a restored or diverged journal are cleared, naming
+        the new stream. Raises UnknownTable, or JournalRefused when the floor's entry `at` is
+        not the one given."""
+        t = time.time_ns() if now_ns is None else now_ns
+        with self._tx() as tx:
+            got = tx.q("SELECT hwm FROM floor_tables WHERE name = %s FOR UPDATE", (parent,))
+            if not got and at != 0:
+                raise UnknownTable("parent", f"the floor holds nothing of table {parent}")
+            if got and not 0 <= at <= int(got[0][0]):
+                raise FloorRefusal("at", f"entry {at} is not one the floor holds of {parent} (it holds up to "
+                                         f"{got[0][0]})")
+            # Entry 0 is the chain's start: the genesis of the journal the lineage began with
+            # (a parent the floor never heard of began it).
+            held = (self._base_chain(tx, self._lineage(tx, parent)[0][0]) if got else stream_genesis(parent)) \
+                if at == 0 else self._chains(tx, parent, [at]).get(at)
+            if held != chain:
+                raise FloorRefusal("chain", f"entry {at} of {parent} as the floor holds it is not the one given: the "
+                                            "journal does not continue the floor's copy there")
+            row = tx.q("SELECT parent, base_id FROM floor_tables WHERE name = %s FOR UPDATE", (table,))
+            if row:
+                if (row[0][0], int(row[0][1])) != (parent, at):
+                    raise FloorRefusal("table", f"table {table} is already a stream of its own on the floor")
+            else:
+                tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags,"
+                     " chain, parent, base_id) VALUES (%s, %s, %s, %s, %s, NULL, NULL, %s, %s, %s, %s)",
+                     (table, link, game, at, t, "{}", chain, parent, at))
+                tx.q("UPDATE floor_alarms SET cleared_ns = %s, cleared_by = %s WHERE table_name = %s"
+                     " AND cleared_ns IS NULL AND kind IN ('restored', 'diverged')",
+                     (t, f"continued as {table} from entry {at}", parent))
+        return {"table": table, "parent": parent, "base_id": at, "high_water": at}
+
+    # -- alarms --------------------------------------------------------------------------
+    def raise_alarm(self, table: str, kind: str, at_id: int | None, message: str, now_ns: int | None = None) -> None:
+        """Record an alarm of `table` (once while one of its kind is open: a table that goes on
+        writing to a restored journal does not add an alarm per exchange)."""
+        t = time.time_ns() if now_ns is None else now_ns
+        with self._tx() as tx:
+            open_ = tx.q("SELECT n FROM floor_alarms WHERE table_name = %s AND kind = %s AND cleared_ns IS NULL",
+                         (table, kind))
+            if open_:
+                return
+            n = int(tx.q("SELECT COALESCE(MAX(n), 0) FROM floor_alarms WHERE table_name = %s", (table,))[0][0]) + 1
+            tx.q("INSERT INTO floor_alarms (table_name, n, kind, at_id, message, t_ns) VALUES (%s, %s, %s, %s, %s, %s)",
+                 (table, n, kind, at_id, message, t))
+
+    def alarms(self, table: str | None = None, *, open_only: bool = False) -> list[dict[str, Any]]:
+        """The tables' alarms (a table's, or all), oldest first."""
+        sql = "SELECT table_name, n, kind, at_id, message, t_ns, cleared_ns, cleared_by FROM floor_alarms WHERE 1 = 1"
+        params: list[Any] = []
+        if table is not None:
+            sql += " AND table_name = %s"
+            params.append(table)
+        if open_only:
+            sql += " AND cleared_ns IS NULL"
+        with self._tx() as tx:
+            rows = tx.q(sql + " ORDER BY t_ns, table_name, n", params)
+        return [{"table": r[0], "n": r[1], "kind": r[2], "at_id": r[3], "message": r[4], "t_ns": r[5],
+                 "cleared_ns": r[6], "cleared_by": r[7]} for r in rows]
+
+    def clear_alarm(self, table: str, n: int, by: str, now_ns: int | None = None) -> bool:
+        """A floor supervisor's acknowledgement of alarm `n` of `table`; False when there is none open."""
+        t = time.time_ns() if now_ns is None else now_ns
+        with self._tx() as tx:
+            if not tx.q("SELECT n FROM floor_alarms WHERE table_name = %s AND n = %s AND cleared_ns IS NULL",
+                        (table, n)):
+                return False
+            tx.q("UPDATE floor_alarms SET cleared_ns = %s, cleared_by = %s WHERE table_name = %s AND n = %s",
+                 (t, by, table, n))
+        return True
+
+    def tables(self) -> list[dict[str, Any]]:
+        """Every table stream: link, game, shoe, current round, open flags, high-water mark, last
+        heard, the stream it continues (a restored journal's) and its open alarms."""
+        with self._tx() as tx:
+            rows = tx.q("SELECT name, link, game, hwm, seen_ns, shoe, current_round, open_flags, parent, base_id"
+                        " FROM floor_tables ORDER BY name")
+        alarms: dict[str, list[dict[str, Any]]] = {}
+        for a in self.alarms(open_only=True):
+            alarms.setdefault(a["table"], []).append(a)
+        return [{"table": r[0], "name": str(r[0]).rsplit(".", 1)[0], "link": r[1], "game": r[2], "high_water": r[3],
+                 "seen_ns": r[4], "shoe": r[5], "current_round": r[6], "open_flags": json.loads(r[7]),
+                 "parent": r[8], "base_id": r[9], "alarms": alarms.get(str(r[0]), [])} for r in rows]
+
+    def entries(self, table: str, *, after_id: int = 0, limit: int = 1000, round_id: str | None = None,
+                upto: int | None = None, kinds: Sequence[str] | None = None,
+                lineage: bool = False) -> list[ShippedEntry]:
+        """A table's entries as the floor holds them, in id order: after `after_id`, up to
+        `upto`, of `kinds`, of one round. With `lineage`, a restored journal's stream also
+        gives the entries it shares with the stream it continues (held there, at or below its
+        base)."""
+        out: list[ShippedEntry] = []
+        with self._tx() as tx:
+            parts = self._lineage(tx, table) if lineage else [(table, 1, None)]
+            for stream, lo, hi in parts:
+                top = hi if upto is None else (upto if hi is None else min(hi, upto))
+                if top is not None and top <= after_id or len(out) >= limit:
+                    continue
+                sql = ("SELECT entry_id, t_ns, kind, shoe, boot, seq, type, round_id, body, raw, chain, raw_sha256"
+                       " FROM entries WHERE table_name = %s AND entry_id > %s")
+                params: list[Any] = [stream, max(after_id, lo - 1)]
+                if top is not None:
+                    sql += " AND entry_id <= %s"
+                    params.append(top)
+                if round_id is not None:
+                    sql += " AND round_id = %s"
+                    params.append(round_id)
+                if kinds is not None:
+                    sql += f" AND kind IN ({', '.join(['%s'] * len(kinds))})"
+                    params += list(kinds)
+                rows = tx.q(sql + " ORDER BY entry_id LIMIT %s", (*params, limit - len(out)))
+                out += [ShippedEntry(int(r[0]), int(r[1]), str(r[2]), r[3], r[4], r[5], r[6], r[7], str(r[8]),
+                                     None if r[9] is None else bytes(r[9]), r[10], r[11]) for r in rows]
+        return out
 
     def count_entries(self, table: str | None = None) -> int:
         """How many entries the floor holds (of one table, or all)."""
@@ -491,9 +849,12 @@ class FloorStore:
         return int(row[0][0])
 
     def search_rounds(self, *, table: str | None = None, since_ns: int | None = None, until_ns: int | None = None,
-                      rule: str | None = None, cards: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+                      rule: str | None = None, cards: str | None = None, limit: int = 200,
+                      live_cards: bool = True) -> list[dict[str, Any]]:
         """Rounds by table, time opened, a rule flagged, and a card sequence (cards dealt in that
-        order, e.g. "Ah Kh Qh"), newest first."""
+        order, e.g. "Ah Kh Qh"), newest first. Without `live_cards` (a reader who may not see
+        a hole card before it is turned), a round still in play shows no cards and is not
+        found by them."""
         sql = "SELECT table_name, round_id, game, opened_ns, settled_ns, cards, flags, void FROM rounds WHERE 1 = 1"
         params: list[Any] = []
         if table is not None:
@@ -512,10 +873,13 @@ class FloorStore:
         if cards is not None:
             sql += " AND cards LIKE %s"
             params.append(f"% {_like(cards)} %")
+            if not live_cards:
+                sql += " AND (settled_ns IS NOT NULL OR void = 1)"
         with self._tx() as tx:
             rows = tx.q(sql + " ORDER BY opened_ns DESC, round_id DESC LIMIT %s", (*params, limit))
         return [{"table": r[0], "round_id": r[1], "game": r[2], "opened_ns": r[3], "settled_ns": r[4],
-                 "cards": r[5].split(), "rules_flagged": r[6].split(), "void": bool(r[7])} for r in rows]
+                 "cards": r[5].split() if live_cards or r[4] is not None or r[7] else [],
+                 "rules_flagged": r[6].split(), "void": bool(r[7])} for r in rows]
 
 
 def _like(text: str) -> str:
@@ -525,13 +889,15 @@ def _like(text: str) -> str:
     return " ".join(text.split())
 
 
-def _assignment(data: Mapping[str, Any]) -> Assignment:
+def _assignment(data: Mapping[str, Any], signature: str | None = None) -> Assignment:
     return Assignment(link=data["link"], table=data["table"], round_id=data["round_id"], seq=data["seq"],
                       stakes=data["stakes"], contribution=data["contribution"], carry_before=data["carry_before"],
                       carry_after=data["carry_after"], pool_before=data["pool_before"], pool=data["pool"],
                       pool_after=data["pool_after"], movements=tuple(data["movements"]),
                       hits=tuple(Hit(h["seat"], h["line"], h["amount"], h["rule"]) for h in data["hits"]),
-                      digest=data["digest"])
+                      digest=data["digest"], reset=data.get("reset"), rate_ppm=data.get("rate_ppm"),
+                      entry=data.get("entry"), chain=data.get("chain"),
+                      signature=None if signature is None else json.loads(signature))
 
 
 class _RoundIndex:

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 import sqlite3
 
+from cardshoe.journal import chain
 from cardshoe.journal.store import Entry, JournalError, JournalReader, JournalUnreadable, canonical_json
 
 
@@ -45,6 +46,10 @@ class ReplayReport:
     """Checkpoints checked against the rebuilt state (all agreeing when `ok`)."""
     started_from: int | None = None
     """The checkpoint entry the rebuild started from (None: from zero)."""
+    chained: int = 0
+    """Entries whose hash chain was checked (`cardshoe.journal.chain`); breaks are mismatches."""
+    chain_note: str | None = None
+    """What the chain check could not cover (a schema 1 journal; entries sealed at an upgrade)."""
 
     @property
     def ok(self) -> bool:
@@ -83,7 +88,9 @@ def _replay(path: Path, core: Any, check: bool, after_id: int = 0) -> tuple[Repl
             problems = reader.integrity_check()
             if problems:
                 raise JournalUnreadable(f"journal {path} is corrupt (integrity check): {'; '.join(problems)}")
+        links = _ChainCheck(reader, after_id, report)
         for entry in reader.entries(after_id=after_id):
+            links.add(entry)
             if entry.kind in ("event", "settlement"):
                 expected.append(entry)
             elif entry.kind in ("frame", "input"):
@@ -108,6 +115,7 @@ def _replay(path: Path, core: Any, check: bool, after_id: int = 0) -> tuple[Repl
                 problem = _check_checkpoint(path, entry, core)
                 if problem is not None:
                     report.mismatches.append(problem)
+        links.finish()
     for want, (source, kind, rid, body) in zip(expected, produced):
         if want.kind != kind or want.round_id != rid or want.body != body:
             report.mismatches.append(
@@ -120,6 +128,51 @@ def _replay(path: Path, core: Any, check: bool, after_id: int = 0) -> tuple[Repl
         if kind == "settlement" and rid is not None:
             report.settlements[rid] = body
     return report, core
+
+
+class _ChainCheck:
+    """The hash chain of the entries replayed, checked as they are read (breaks are mismatches)."""
+
+    def __init__(self, reader: JournalReader, after_id: int, report: ReplayReport) -> None:
+        self.report = report
+        self.on = reader.chained
+        self.prev_id = after_id
+        self.prev: str | None = None
+        if not self.on:
+            report.chain_note = "a schema 1 journal, written before the hash chain: not checked (a daemon " \
+                                "that opens it upgrades it)"
+            return
+        if after_id == 0:
+            self.prev = reader.genesis()
+        else:
+            before = reader.entry(after_id)
+            self.prev = None if before is None else before.chain
+        sealed = reader.meta("chain_sealed_to")
+        if sealed is not None and int(sealed) > 0:
+            report.chain_note = (f"entries 1..{sealed} were written before the hash chain and sealed as they stood "
+                                 "when the journal was upgraded")
+        self.batch: list[chain.ChainLink] = []
+
+    def add(self, entry: Entry) -> None:
+        if not self.on:
+            return
+        self.batch.append(chain.ChainLink(entry.id, entry.t_ns, entry.kind, entry.shoe, entry.boot, entry.seq,
+                                          entry.type, entry.round_id, entry.body, chain.raw_sha256(entry.raw),
+                                          entry.chain))
+        if len(self.batch) >= 500:
+            self.finish()
+
+    def finish(self) -> None:
+        if not self.on or not self.batch:
+            return
+        if self.prev is None:
+            self.report.mismatches.append(f"entry {self.prev_id}: has no chain value to check the entries after it")
+            self.prev = self.batch[0].chain or ""
+            self.prev_id = self.batch[0].id - 1
+        problems, self.prev, self.prev_id = chain.breaks(self.batch, self.prev, self.prev_id)
+        self.report.mismatches += [f"chain: {p}" for p in problems]
+        self.report.chained += len(self.batch)
+        self.batch = []
 
 
 def _check_checkpoint(path: Path, entry: Entry, core: Any) -> str | None:
@@ -179,6 +232,8 @@ def _print_report(report: ReplayReport, out: TextIO) -> None:
         print("rejected frames: " + ", ".join(f"{k} {v}" for k, v in sorted(report.rejects.items())), file=out)
     print(f"link losses and returns: {report.link_events}", file=out)
     print(f"checkpoints checked: {report.checkpoints}", file=out)
+    print(f"hash chain: {report.chained} entries checked" + (f" ({report.chain_note})" if report.chain_note else ""),
+          file=out)
     for problem in report.mismatches:
         print(f"MISMATCH {problem}", file=out)
 
@@ -220,7 +275,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"inputs": report.inputs, "derived": report.derived, "rounds": report.rounds,
                           "settlements": {k: json.loads(v) for k, v in report.settlements.items()},
                           "rejects": report.rejects, "link_events": report.link_events,
-                          "checkpoints": report.checkpoints,
+                          "checkpoints": report.checkpoints, "chained": report.chained,
+                          "chain_note": report.chain_note,
                           "mismatches": report.mismatches, "ok": report.ok, "verdict": verdict(report)},
                          indent=2, sort_keys=True))
     else:

@@ -32,9 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
+from cardshoe.journal import chain
+from cardshoe.private import open_private, private_dirs, tighten
+
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: each entry carries `chain` (`cardshoe.journal.chain`). A schema 1 journal is upgraded when
+a daemon opens it for writing: its entries are chained as they stand then (`meta`
+`chain_sealed_to` names the last of them), see `_upgrade_1_to_2`."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -52,7 +58,8 @@ CREATE TABLE IF NOT EXISTS entries (
     type     INTEGER,                   -- frame entries: the message type
     round_id TEXT,                      -- the round the entry belongs to, if any
     body     TEXT NOT NULL,             -- canonical JSON
-    raw      BLOB                       -- frame and reject entries: the bytes as received
+    raw      BLOB,                      -- frame and reject entries: the bytes as received
+    chain    TEXT                       -- the hash chain (cardshoe.journal.chain), hex
 );
 CREATE INDEX IF NOT EXISTS entries_kind ON entries(kind, id);
 CREATE INDEX IF NOT EXISTS entries_round ON entries(round_id, id);
@@ -136,6 +143,8 @@ class Entry:
     round_id: str | None
     body: str
     raw: bytes | None
+    chain: str | None = None
+    """The entry's hash chain value (`cardshoe.journal.chain`); None in a schema 1 journal."""
 
     def data(self) -> Any:
         """The body parsed from its canonical JSON."""
@@ -155,20 +164,67 @@ def append(
     round_id: str | None = None,
     raw: bytes | None = None,
 ) -> int:
-    """Append one entry inside the caller's transaction; returns its id.
+    """Append one entry inside the caller's transaction, chained to the last one; returns its id.
 
-    Only for use inside a callable run by the writer thread (`Journal.write`)."""
+    Ids follow each other with no gap (the last id + 1), which is what lets the floor tell a
+    removed entry from one not yet sent. Only for use inside a callable run by the writer
+    thread (`Journal.write`)."""
     if kind not in KINDS:
         raise ValueError(f"kind: unknown journal entry kind {kind!r}")
     text = body if isinstance(body, str) else canonical_json(body)
-    cur = conn.execute(
-        "INSERT INTO entries (t_ns, kind, shoe, boot, seq, type, round_id, body, raw)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (t_ns, kind, shoe, boot, seq, type, round_id, text, raw),
+    last = conn.execute("SELECT id, chain FROM entries ORDER BY id DESC LIMIT 1").fetchone()
+    if last is None:
+        prev_id, prev = 0, chain.genesis(_genesis_id(conn))
+    else:
+        prev_id, prev = int(last[0]), last[1]
+        if prev is None:
+            raise JournalError(f"journal: entry {prev_id} has no chain value (a schema 1 journal not upgraded)")
+    eid = prev_id + 1
+    sealed = chain.entry_hash(str(prev), eid, t_ns, kind, shoe, boot, seq, type, round_id, text,
+                              chain.raw_sha256(raw))
+    conn.execute(
+        "INSERT INTO entries (id, t_ns, kind, shoe, boot, seq, type, round_id, body, raw, chain)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (eid, t_ns, kind, shoe, boot, seq, type, round_id, text, raw, sealed),
     )
-    rowid = cur.lastrowid
-    assert rowid is not None
-    return rowid
+    return eid
+
+
+def _genesis_id(conn: sqlite3.Connection) -> str:
+    """The id the journal's chain starts from (`meta` `chain_genesis`, else its `journal_id`)."""
+    for key in ("chain_genesis", "journal_id"):
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            return str(row[0])
+    raise JournalError("journal: no journal_id to start the hash chain from")
+
+
+def _upgrade_1_to_2(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: add `chain` and chain every entry as it stands now.
+
+    A schema 1 journal was written without the chain, so nothing says its entries are the ones
+    first written: the chain made here seals them as they are at the upgrade, and `meta`
+    `chain_sealed_to` names the last entry sealed so (`cardshoe replay` says so). From then on
+    each entry is chained as it is written. Runs in one transaction: a journal is upgraded
+    whole or not at all."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if "chain" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(entries)")}:
+            conn.execute("ALTER TABLE entries ADD COLUMN chain TEXT")
+        prev = chain.genesis(_genesis_id(conn))
+        top = 0
+        rows = conn.execute(f"SELECT {_ENTRY_COLUMNS_V1} FROM entries ORDER BY id").fetchall()
+        for r in rows:
+            prev = chain.entry_hash(prev, int(r[0]), int(r[1]), str(r[2]), r[3], r[4], r[5], r[6], r[7], str(r[8]),
+                                    chain.raw_sha256(None if r[9] is None else bytes(r[9])))
+            conn.execute("UPDATE entries SET chain = ? WHERE id = ?", (prev, r[0]))
+            top = int(r[0])
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chain_sealed_to', ?)", (str(top),))
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def set_window(conn: sqlite3.Connection, shoe: int, boot: int, seq: int) -> None:
@@ -184,7 +240,12 @@ def _row_entry(row: tuple[Any, ...]) -> Entry:
     return Entry(*row)
 
 
-_ENTRY_COLUMNS = "id, t_ns, kind, shoe, boot, seq, type, round_id, body, raw"
+_ENTRY_COLUMNS_V1 = "id, t_ns, kind, shoe, boot, seq, type, round_id, body, raw"
+_ENTRY_COLUMNS = _ENTRY_COLUMNS_V1 + ", chain"
+
+
+#: The files SQLite keeps beside a journal in WAL mode.
+_SIDE_FILES = ("-wal", "-shm")
 
 
 def lock_path(path: Path) -> Path:
@@ -203,8 +264,8 @@ def lock_journal(path: Path, holder: str = "") -> int:
 
     target = lock_path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        private_dirs(target.parent)
+        fd = open_private(target, os.O_RDWR)  # 0600: the daemon user's alone (SPEC 3.6)
     except OSError as exc:
         raise classify(path, exc) from exc
     try:
@@ -267,9 +328,15 @@ class Journal:
             raise classify(self.path, exc) from exc
 
     def _open_checked(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.path.parent)
         if self.path.exists() and not os.access(self.path, os.W_OK):
             raise JournalReadOnly(f"journal {self.path} is read-only (no write permission)")
+        # The journal is the daemon user's alone, whatever the umask (SPEC 3.6): made 0600
+        # before SQLite opens it, so its -wal and -shm (made with the database's mode) are
+        # too; one left readable by an earlier version is tightened.
+        os.close(open_private(self.path, os.O_RDWR))
+        for part in _SIDE_FILES:
+            tighten(Path(f"{self.path}{part}"))
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
         # A text file, a truncated or corrupt database: refused here, in one line, rather
         # than half-read by the replay that rebuilds the table.
@@ -284,16 +351,30 @@ class Journal:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.executescript(_SCHEMA)
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row is None:
-            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        elif str(row[0]) != str(SCHEMA_VERSION):
+        created = row is None
+        if row is not None and str(row[0]) not in ("1", str(SCHEMA_VERSION)):
             raise JournalUnreadable(f"journal {self.path} has schema {row[0]!r}, this daemon reads {SCHEMA_VERSION}")
         # A name for this journal file, made once: the floor keeps each journal of a table apart
-        # (entry ids and round ids start again in a new journal, e.g. a new gaming day).
+        # (entry ids and round ids start again in a new journal, e.g. a new gaming day). The
+        # hash chain starts from the id the journal was created with, kept apart from
+        # `journal_id` (which a restored journal changes, see `Journal.restored`).
         if conn.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone() is None:
             import secrets
 
             conn.execute("INSERT INTO meta (key, value) VALUES ('journal_id', ?)", (secrets.token_hex(6),))
+        if created:
+            # Fixed at creation: the scope of this journal's round ids (`{table}-{scope}-{n}`),
+            # unique across the table's journals. A journal made before it has none and keeps
+            # its ids (`{table}-{n}`), so its replay gives the ids it gave.
+            journal_id = str(conn.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone()[0])
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('round_scope', ?)", (journal_id[:8],))
+        if conn.execute("SELECT value FROM meta WHERE key = 'chain_genesis'").fetchone() is None:
+            conn.execute("INSERT INTO meta (key, value) SELECT 'chain_genesis', value FROM meta"
+                         " WHERE key = 'journal_id'")
+        if row is None:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        elif str(row[0]) == "1":
+            _upgrade_1_to_2(conn)
         return conn
 
     def _run(self, ready: Future[None]) -> None:
@@ -451,9 +532,59 @@ class Journal:
 
         return self.write(bump)
 
+    def shoe_no(self, low: int, high: int, avoid: frozenset[int] = frozenset()) -> int:
+        """The next shoe session number of this journal: its base plus its counter, both kept in
+        `meta`. The base is drawn once, at random from [low, high), the first time a journal
+        numbers a session; so numbers are unique across a table's journals (but for a chance of
+        about the number of sessions in 2^32) and never restart at 1 in a new journal. A number
+        in `avoid` (the session the shoe reports as its current one) is skipped."""
+        import secrets
+
+        def bump(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'shoe_no_base'").fetchone()
+            base = int(row[0]) if row else low + secrets.randbelow(high - low)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'counter:shoe_no'").fetchone()
+            count = int(row[0]) if row else 0
+            while True:
+                count += 1
+                if base + count > 0xFFFFFFFF:
+                    raise JournalError("journal: the shoe session numbers of this journal are used up")
+                if base + count not in avoid:
+                    break
+            conn.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [("shoe_no_base", str(base)), ("counter:shoe_no", str(count))])
+            return base + count
+
+        return self.write(bump)
+
     def reader(self) -> JournalReader:
         """A read-only view of this journal on its own connection."""
         return JournalReader(self.path)
+
+    def restored(self) -> tuple[str, str, int]:
+        """Mark this journal as restored from a backup: it gets a new `journal_id`, and `meta`
+        `journal_parent` / `journal_forked_at` name the id it had and its last entry now.
+
+        The entries after the backup's last one, which the lost copy held, may be on the floor
+        already under the old id; the entries this journal writes from now on are another
+        history, so they are shipped as a stream of their own that continues the old one from
+        the last entry both hold (docs/floor.md, "A restored journal"). The hash chain goes on
+        unbroken (it starts from `chain_genesis`, not from `journal_id`). Returns (the old id,
+        the new id, the last entry id)."""
+        import secrets
+
+        def rotate(conn: sqlite3.Connection) -> tuple[str, str, int]:
+            old = conn.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone()
+            top = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM entries").fetchone()[0])
+            new = secrets.token_hex(6)
+            for key, value in (("journal_parent", str(old[0])), ("journal_forked_at", str(top)),
+                               ("journal_id", new)):
+                conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)"
+                             " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+            return str(old[0]), new, top
+
+        return self.write(rotate)
 
 
 #: Entries read from SQLite at a time by `JournalReader.entries`.
@@ -489,10 +620,14 @@ class JournalReader:
                 uri = copy.as_uri() + "?mode=ro"
             self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
             self._conn.execute("SELECT 1 FROM entries LIMIT 1").fetchall()
+            columns = {str(r[1]) for r in self._conn.execute("PRAGMA table_info(entries)")}
         except (sqlite3.Error, OSError) as exc:
             self._drop_copy()
             raise JournalUnreadable(f"journal {self.path} cannot be read: {exc}") from exc
         self._lock = threading.Lock()
+        # A schema 1 journal (not upgraded: only read) has no chain: read as None.
+        self.chained = "chain" in columns
+        self._columns = _ENTRY_COLUMNS if self.chained else _ENTRY_COLUMNS_V1 + ", NULL"
 
     def _drop_copy(self) -> None:
         if self._copy is not None:
@@ -532,7 +667,7 @@ class JournalReader:
         self, kinds: tuple[str, ...] | None = None, *, after_id: int = 0, round_id: str | None = None
     ) -> Iterator[Entry]:
         """Entries in journal order, optionally of the given kinds / round, after `after_id`."""
-        sql = f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id > ?"
+        sql = f"SELECT {self._columns} FROM entries WHERE id > ?"
         params: list[Any] = [after_id]
         if kinds is not None:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
@@ -555,7 +690,7 @@ class JournalReader:
     def entry(self, entry_id: int) -> Entry | None:
         """The entry with this id, or None."""
         with self._lock:
-            row = self._conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id = ?", (entry_id,)).fetchone()
+            row = self._conn.execute(f"SELECT {self._columns} FROM entries WHERE id = ?", (entry_id,)).fetchone()
         return None if row is None else _row_entry(row)
 
     def last_id(self) -> int:
@@ -567,9 +702,22 @@ class JournalReader:
     def last(self, kind: str) -> Entry | None:
         """The latest entry of `kind`, or None."""
         with self._lock:
-            row = self._conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE kind = ? ORDER BY id DESC LIMIT 1",
+            row = self._conn.execute(f"SELECT {self._columns} FROM entries WHERE kind = ? ORDER BY id DESC LIMIT 1",
                                      (kind,)).fetchone()
         return None if row is None else _row_entry(row)
+
+    def top(self) -> Entry | None:
+        """The journal's last entry (its id and chain value are the journal's head), or None."""
+        with self._lock:
+            row = self._conn.execute(f"SELECT {self._columns} FROM entries ORDER BY id DESC LIMIT 1").fetchone()
+        return None if row is None else _row_entry(row)
+
+    def genesis(self) -> str:
+        """The value the journal's first entry chains from (`cardshoe.journal.chain.genesis`)."""
+        found = self.meta("chain_genesis") or self.meta("journal_id")
+        if found is None:
+            raise JournalUnreadable(f"journal {self.path} has no journal_id")
+        return chain.genesis(found)
 
     def count(self, kind: str, **where: Any) -> int:
         """How many entries of `kind` (optionally with column = value conditions)."""

@@ -31,6 +31,14 @@ frame that comes out is either
   of an unknown type (or with a bad payload) that is next in sequence still moves the
   window and is acknowledged (SPEC 7), so the shoe does not resend it for ever.
 
+**The ACK path** (issue 20 item 4): a proven shoe that keeps resending a frame this daemon
+journaled and acknowledged is not getting the ACKs (a cable that drops the host's frames, or
+an attacker who drops only ACK and RESEND_FROM). The link follows the oldest such frame the
+shoe resends; when the shoe is still resending it `ack_path_ms` after it was first seen again
+(a few heartbeats), the sink is told (`ack_path_broken`), and told again once the shoe's
+outbox has drained (`ack_path_restored`: a HEARTBEAT, which the shoe sends only with nothing
+left unacknowledged, or a new boot, which empties the outbox).
+
 Host commands (NEW_SHOE, CONFIG, TIME, CLEAR, CARDS_FROM, ...) are queued and sent one at
 a time, resent with the same (epoch, seq) and the RESENT flag, with the timeout doubling
 from `resend_ms` to `resend_max_ms`, until the shoe's REPLY names them.
@@ -50,7 +58,7 @@ from typing import Callable, Protocol
 from cardshoe.link.transport import LinkState, SerialTransport
 from cardshoe.protocol.errors import Reason
 from cardshoe.protocol.frames import Frame, KeyLookup, Receiver, Rejection, ReplayWindow, encode_frame
-from cardshoe.protocol.messages import Ack, Message, Ping, Reply, ResendFrom
+from cardshoe.protocol.messages import Ack, Heartbeat, Hello, Message, Ping, Reply, ResendFrom
 from cardshoe.protocol.spec import FLAG_RESENT
 
 log = logging.getLogger(__name__)
@@ -90,6 +98,25 @@ class LinkSink(Protocol):
     def command_answered(self, command: Command, reply: Reply | None) -> None:
         """A command got its REPLY (or None: abandoned when the link was stopped)."""
 
+    def ack_path_broken(self, shoe: int, boot: int, seq: int, seconds: float, resends: int) -> None:
+        """The shoe still resends (boot, seq), journaled and acknowledged, `seconds` after it was
+        first seen again (`resends` copies): the ACKs are not reaching it."""
+
+    def ack_path_restored(self, shoe: int, boot: int, seq: int, why: str) -> None:
+        """The shoe's outbox has drained (`why`: its HEARTBEAT, or a new boot) after an alarm."""
+
+
+@dataclass
+class ResendWatch:
+    """The oldest journaled frame a shoe is seen resending, followed for the ACK path."""
+
+    boot: int
+    seq: int
+    first_ns: int
+    last_ns: int
+    copies: int = 1
+    alarmed: bool = False
+
 
 @dataclass
 class Command:
@@ -106,6 +133,10 @@ class Command:
     reply: Reply | None = None
     done: threading.Event = field(default_factory=threading.Event)
     on_reply: Callable[[Command], None] | None = None
+    crashes: int = 0
+    """Times the shoe reported (CRASH, SPEC 5) that it crashed executing this command."""
+    abandoned: str | None = None
+    """Why it was given up unanswered (`shoe_crash_loop`), or None."""
 
 
 @dataclass
@@ -126,6 +157,8 @@ class LinkStats:
     held_dropped: int = 0
     not_held: int = 0
     """Frames of a proven boot from before the first one the shoe still holds (recordings)."""
+    ack_path_alarms: int = 0
+    """Times a shoe kept resending a journaled, acknowledged frame past the bound."""
 
 
 class ShoeLink:
@@ -142,6 +175,7 @@ class ShoeLink:
         resend_ms: int = 300,
         resend_max_ms: int = 5000,
         journal_restored: bool = False,
+        ack_path_ms: int | None = None,
     ) -> None:
         self.url = url
         self.keys = keys
@@ -149,6 +183,10 @@ class ShoeLink:
         self.epoch = epoch
         self.resend_s = resend_ms / 1000
         self.resend_max_s = resend_max_ms / 1000
+        # A journaled frame still resent this long after it was first seen again: the ACKs are
+        # not reaching the shoe (the daemon passes a few heartbeats; see `ack_path_limit_ms`).
+        self.ack_path_ns = (ack_path_ms if ack_path_ms is not None else 2 * resend_max_ms) * 1_000_000
+        self._resends: dict[int, ResendWatch] = {}
         self.windows: dict[int, ReplayWindow] = {
             shoe: ReplayWindow(boot, seq) for shoe, (boot, seq) in (windows or {}).items()
         }
@@ -287,6 +325,40 @@ class ShoeLink:
                         log.exception("link: cannot send command %r", self._commands[0].message)
                         self._commands.popleft()
 
+    def crashing_command(self, shoe: int, epoch: int, seq: int, mtype: int) -> Command | None:
+        """The command being sent to `shoe` if the shoe's CRASH (SPEC 5) names it (this
+        epoch, one of its seqs, its type), else None (an older command, another epoch's)."""
+        with self._lock:
+            cmd = self._commands[0] if self._commands else None
+            if (cmd is None or cmd.shoe != shoe or epoch != self.epoch or seq not in cmd.seqs
+                    or int(cmd.message.TYPE) != mtype):
+                return None
+            cmd.crashes += 1
+            return cmd
+
+    def queued(self, shoe: int, mtype: int) -> list[Command]:
+        """The commands of type `mtype` waiting to go to `shoe` (the one being sent included)."""
+        with self._lock:
+            return [c for c in self._commands if c.shoe == shoe and int(c.message.TYPE) == mtype]
+
+    def abandon(self, cmd: Command, reason: str) -> bool:
+        """Give up `cmd` unanswered (`reason`): off the queue, its waiters told
+        (command_answered with no REPLY), the next command sent. False if it is not queued."""
+        with self._lock:
+            at = next((i for i, c in enumerate(self._commands) if c is cmd), None)  # by identity
+            if at is None:
+                return False
+            head = at == 0
+            del self._commands[at]
+            cmd.abandoned = reason
+            if head and self._commands:
+                self._transmit(self._commands[0])
+        cmd.done.set()
+        self.sink.command_answered(cmd, None)
+        if cmd.on_reply is not None:
+            cmd.on_reply(cmd)
+        return True
+
     def pending_commands(self) -> int:
         """Commands sent or queued and not yet answered."""
         with self._lock:
@@ -341,6 +413,8 @@ class ShoeLink:
             rejection = Rejection(Reason.REPLAY, frame.raw, frame.header,
                                   f"({frame.boot}, {frame.seq}) not after ({window.boot}, {window.seq})")
             self._reject(rejection, "duplicate" if frame.boot == window.boot else "old boot")
+            if frame.boot == window.boot:
+                self._resent(frame.shoe, frame.boot, frame.seq)
             return True
         if self._not_held(frame):
             return False
@@ -355,6 +429,8 @@ class ShoeLink:
             return False
         window.accept(frame.boot, frame.seq)
         self.stats.frames_accepted += 1
+        if isinstance(frame.message, (Heartbeat, Hello)):
+            self._drained(frame.shoe, "heartbeat" if isinstance(frame.message, Heartbeat) else "new boot")
         if isinstance(frame.message, Reply):
             self._answered(frame.message)
         return True
@@ -473,6 +549,8 @@ class ShoeLink:
             self.stats.duplicates += 1
             self._reject(rejection, "duplicate" if header.boot == window.boot else "old boot")
             ack[header.shoe] = True
+            if header.boot == window.boot and header.shoe in self.trusted:
+                self._resent(header.shoe, header.boot, header.seq)
             return
         if rejection.reason in _ADVANCING and header is not None and header.shoe not in self.trusted:
             # Authenticated and new, but not proven live: journaled, the window stays; once
@@ -495,6 +573,43 @@ class ShoeLink:
             if window.is_new(header.boot, header.seq):
                 self._gap(header.shoe, header.boot, window, rejection.raw, None)
         self._reject(rejection, "")
+
+    def _resent(self, shoe: int, boot: int, seq: int) -> None:
+        """A proven shoe resent (boot, seq), which this daemon journaled and acknowledged.
+
+        One lost ACK costs one resend, answered with a fresh ACK; a shoe still resending the
+        same frame `ack_path_ns` after it was first seen again is not getting the ACKs. The
+        frame followed is the oldest the shoe resends: a later one seen meanwhile is the rest
+        of the same resend burst, and replaces it only once the followed frame has not come
+        back for two of the shoe's longest resend periods (it was acknowledged after all)."""
+        now = time.monotonic_ns()
+        watch = self._resends.get(shoe)
+        stale = watch is not None and now - watch.last_ns > 2 * self.resend_max_s * 1e9
+        if watch is None or watch.boot != boot or seq < watch.seq or (seq > watch.seq and stale):
+            alarmed = watch is not None and watch.alarmed
+            self._resends[shoe] = ResendWatch(boot, seq, now, now, alarmed=alarmed)
+            return
+        if seq > watch.seq:
+            return
+        watch.last_ns = now
+        watch.copies += 1
+        if not watch.alarmed and now - watch.first_ns >= self.ack_path_ns:
+            watch.alarmed = True
+            self.stats.ack_path_alarms += 1
+            try:
+                self.sink.ack_path_broken(shoe, boot, seq, (now - watch.first_ns) / 1e9, watch.copies)
+            except Exception:  # noqa: BLE001 - the alarm must not stop the link; the sink logs its own failure
+                log.exception("link: cannot report the ACK path")
+
+    def _drained(self, shoe: int, why: str) -> None:
+        """The shoe's outbox is empty (its HEARTBEAT) or was emptied (a new boot): the frames it
+        resent are gone; an ACK-path alarm clears."""
+        watch = self._resends.pop(shoe, None)
+        if watch is not None and watch.alarmed:
+            try:
+                self.sink.ack_path_restored(shoe, watch.boot, watch.seq, why)
+            except Exception:  # noqa: BLE001 - as above
+                log.exception("link: cannot report the ACK path restored")
 
     def _ack_on_noise(self, ack: dict[int, bool]) -> None:
         """Line noise in place of a frame: acknowledge every proven shoe again (SPEC 4).

@@ -129,6 +129,26 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class Crash:
+    """CRASH: why the shoe's last boot reset (an exception escaped its boot or main loop).
+
+    Sent once, right after the HELLO of the boot that follows (whose `reset_cause` is 6).
+    `cmd_type`, `cmd_epoch` and `cmd_seq` name the host command the shoe was executing
+    (type 0: none); `count` is the crashes in a row; `text` the exception's class and
+    where it was raised, ASCII padded with NULs (SPEC 5)."""
+
+    TYPE: ClassVar[MessageType] = MessageType.CRASH
+    boot: int
+    where: int
+    error: int
+    count: int
+    cmd_type: int
+    cmd_epoch: int
+    cmd_seq: int
+    text: bytes
+
+
+@dataclass(frozen=True)
 class Ack:
     """ACK: every shoe frame of `boot` up to and including `seq` is journaled."""
 
@@ -221,7 +241,7 @@ class CardsFrom:
 
 
 Message = Union[
-    Hello, Card, Unread, DeckStatus, Fault, Key, Heartbeat, Reply,
+    Hello, Card, Unread, DeckStatus, Fault, Key, Heartbeat, Reply, Crash,
     Ack, ResendFrom, NewShoe, Config, Time, Ping, Maintenance, Clear, CardsFrom,
 ]
 """Any message of SPEC section 5."""
@@ -229,7 +249,7 @@ Message = Union[
 MESSAGE_CLASSES: dict[MessageType, type[Message]] = {
     cls.TYPE: cls
     for cls in (
-        Hello, Card, Unread, DeckStatus, Fault, Key, Heartbeat, Reply,
+        Hello, Card, Unread, DeckStatus, Fault, Key, Heartbeat, Reply, Crash,
         Ack, ResendFrom, NewShoe, Config, Time, Ping, Maintenance, Clear, CardsFrom,
     )
 }

@@ -71,6 +71,7 @@ class MessageType(enum.IntEnum):
     KEY = 0x06
     HEARTBEAT = 0x07
     REPLY = 0x08
+    CRASH = 0x09
     ACK = 0x81
     RESEND_FROM = 0x82
     NEW_SHOE = 0x83
@@ -94,6 +95,7 @@ class ResetCause(enum.IntEnum):
     SOFT_RESET = 3
     HARD_RESET = 4
     DEEP_SLEEP = 5
+    CRASH = 6  # the firmware reset itself after an exception: a CRASH frame follows HELLO
 
 
 class Readers(enum.IntFlag):
@@ -331,6 +333,35 @@ REPLY = Struct(
 """REPLY 0x08: answers a host command, 14 bytes."""
 
 
+class CrashWhere(enum.IntEnum):
+    BOOT = 1
+    STREAMING = 2
+
+
+class CrashError(enum.IntEnum):
+    UNKNOWN = 0
+    MEMORY_ERROR = 1
+    RUNTIME_ERROR = 2  # "maximum recursion depth exceeded" among others
+    OS_ERROR = 3
+    IMPORT_ERROR = 4
+    KEYBOARD_INTERRUPT = 5
+    OTHER = 6
+
+
+CRASH = Struct(
+    "boot" / Int32ul * "the boot that crashed; 0 when it crashed before its boot was counted",
+    "where" / Enum(Int8ul, CrashWhere) * "1 booting, 2 streaming",
+    "error" / Enum(Int8ul, CrashError) * "the exception's class",
+    "count" / Int8ul * "crashes in a row, this one included (saturates at 255)",
+    "cmd_type" / Int8ul * "the host command being executed (0x83-0x89), 0 none",
+    "cmd_epoch" / Int32ul * "its epoch",
+    "cmd_seq" / Int32ul * "its seq",
+    "text" / Bytes(32) * "the exception's class and innermost module:line, ASCII, NUL-padded",
+    Terminated,
+)
+"""CRASH 0x09: why the last boot reset (sent once, right after HELLO), 48 bytes."""
+
+
 # --- payloads, host to shoe --------------------------------------------------------
 
 ACK = Struct(
@@ -420,6 +451,7 @@ PAYLOADS: dict[MessageType, Any] = {
     MessageType.KEY: KEY,
     MessageType.HEARTBEAT: HEARTBEAT,
     MessageType.REPLY: REPLY,
+    MessageType.CRASH: CRASH,
     MessageType.ACK: ACK,
     MessageType.RESEND_FROM: RESEND_FROM,
     MessageType.NEW_SHOE: NEW_SHOE,

@@ -33,6 +33,7 @@ from cardshoe.protocol import (
     CardsFrom,
     Clear,
     Config,
+    Crash,
     DeckStatus,
     Direction,
     Fault,
@@ -206,6 +207,10 @@ def valid_vectors() -> list[dict[str, Any]]:
     v.append(single("heartbeat", "HEARTBEAT with an empty outbox", Heartbeat(0xFFFFFFFF, 52, 0)))
     v.append(single("reply_ok", "REPLY OK to the host's command (3, 5)", Reply(EPOCH, 5, 0, 0, 1)))
     v.append(single("reply_refused", "REPLY REFUSED bad manifest", Reply(EPOCH, 6, 1, 2, 0xFFFFFFF0)))
+    v.append(single("crash_new_shoe", "CRASH after HELLO: boot 6 crashed streaming, in NEW_SHOE (3, 17)",
+                    Crash(6, 2, 2, 1, 0x83, EPOCH, 17, b"RuntimeError store:255".ljust(32, b"\0")), seq=2))
+    v.append(single("crash_boot", "CRASH of a boot that crashed before it was counted, third in a row",
+                    Crash(0, 1, 4, 3, 0, 0, 0, b"ImportError main:62".ljust(32, b"\0")), seq=2))
     v.append(single("seq_max", "the largest boot counter and seq", Heartbeat(1, 0, 0),
                     seq=0xFFFFFFFF, window=(BOOT, 0xFFFFFFFE)))
 
@@ -371,7 +376,7 @@ def invalid_vectors() -> list[dict[str, Any]]:
                  wire(msg_frame(card(51, UID4), boot=BOOT + 1, seq=1)),
                  [ok(card(51, UID4), boot=BOOT + 1, seq=1)], window=(BOOT, 900)))
     # 12 unknown_type
-    for mtype, size in ((0x7F, 0), (0x09, 12), (0x00, 0)):
+    for mtype, size in ((0x7F, 0), (0x0A, 12), (0x00, 0)):
         f = frame_bytes(mtype, bytes(range(1, size + 1)), seq=5)
         v.append(vec(f"unknown_type_{mtype:02x}", f"authenticated type 0x{mtype:02X}, length {size}",
                      wire(f), [rejected("unknown_type", f)]))
@@ -396,6 +401,8 @@ def invalid_vectors() -> list[dict[str, Any]]:
         ("deck_status_29", "DECK_STATUS of 29 bytes (the size an early SPEC draft gave)",
          MessageType.DECK_STATUS, bytes(29), "host"),
         ("heartbeat_8", "HEARTBEAT one byte long", MessageType.HEARTBEAT, bytes(8), "host"),
+        ("crash_47", "CRASH one byte short", MessageType.CRASH, bytes(47), "host"),
+        ("crash_49", "CRASH one byte long", MessageType.CRASH, bytes(49), "host"),
         ("ack_7", "ACK one byte short", MessageType.ACK, bytes(7), "shoe"),
         ("maintenance_magic", "MAINTENANCE with a wrong magic", MessageType.MAINTENANCE, b"MNTD", "shoe"),
         ("new_shoe_part", "NEW_SHOE part 2 of 2", MessageType.NEW_SHOE,

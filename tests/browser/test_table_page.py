@@ -258,3 +258,62 @@ def _reload(table: Table | BoardTable) -> None:
     shoe_no = int(table.ok("POST", "/shoe/load", json={"deck_id": 0x1234ABCD})["shoe_no"])
     wait_for(lambda: table.shoe.state.shoe_no == shoe_no, WAIT, "NEW_SHOE at the shoe")
     table.shoe.wait_acked()
+
+
+def test_a_command_that_crashes_the_shoe_shows_as_an_alarm_on_the_page(board_table: Any, browser: Any, tmp_path: Any) -> None:
+    """issue 26 item 4: a command that crashes the shoe twice in a row (here a supervisor's CLEAR,
+    with a fault put in the firmware: tests/firmware_faults.py) is given up, and the
+    `shoe_crash_loop` alarm, with why, is on the table page (its Alarms line, from /status) and
+    in its event log; the shoe deals on."""
+    from firmware_faults import crashing_build
+
+    t: BoardTable = board_table(TCP, 7)
+    t.power_on_and_load()
+    bench = t.bench
+    crashing = crashing_build(tmp_path / "crashing", "CLEAR", "MemoryError")
+    bench.board.power_cut()
+    bench.board.flash.write("/app/commands.mpy", (crashing.root / "app" / "commands.mpy").read_bytes())
+    bench.power_on()
+    sign_in(browser, t, SUPERVISOR)
+    assert text_of(browser, "#alarms") == "none"
+    t.ok("POST", "/shoe/clear", {"integrity_mask": 0, "fault_mask": 0})
+    wait_for(lambda: "crashed 2 times in a row executing CLEAR" in text_of(browser, "#alarms"), 60,
+             "the crash-loop alarm on the page")
+    assert "MemoryError commands:" in text_of(browser, "#alarms")
+    wait_for(lambda: "shoe_crash_loop" in text_of(browser, "#log"), WAIT, "the alarm in the page's event log")
+    assert "shoe_crash" in text_of(browser, "#log")
+    # The shoe serves on: up again (one resend may have been on its way: a crash more at most),
+    # nothing pending, and its card is journaled.
+    wait_for(lambda: bench.board.sim.connected and t.ok("GET", "/status")["link"]["commands_pending"] == 0,
+             WAIT, "the shoe up with nothing pending")
+    t.deal(codes(["Ah"]))
+
+
+def test_the_seams_alarms_show_on_the_page_and_clear(tmp_path: Any, browser: Any) -> None:
+    """Issue 20 items 3 and 4, as the pit sees them: a broken ACK path and a shoe in another
+    journal's session are alarms on the page (from `/status`, redrawn when raised), and each
+    goes away once its cause is gone."""
+    from cardshoe.daemon.config import LinkTiming
+
+    table = Table(tmp_path / "seams", TCP, 7, link=LinkTiming(heartbeat_ms=300, resend_ms=100, resend_max_ms=400))
+    s = Served(table)
+    try:
+        table.shoe.heartbeat_s = 0.1  # a shoe that is not silent (the page's silent-shoe alarm)
+        table.power_on_and_load()
+        sign_in(browser, s, SURVEILLANCE)
+        wait_for(lambda: text_of(browser, "#alarms") == "none", WAIT, "no alarm")
+        table.shoe.acks_lost = True  # every ACK lost on the way to the shoe
+        table.shoe.deal(parse_card("5c"))
+        wait_for(lambda: "ACKs are not reaching the shoe" in text_of(browser, "#alarms"), WAIT, "the ACK-path alarm")
+        table.shoe.acks_lost = False  # its outbox drains: HEARTBEATs again
+        wait_for(lambda: text_of(browser, "#alarms") == "none", WAIT, "the ACK-path alarm to clear")
+        # The shoe comes back in a session another journal started: its cards go nowhere.
+        table.shoe.state.shoe_no = 0x5EED
+        table.shoe.reboot()
+        wait_for(lambda: "load a new shoe" in text_of(browser, "#alarms"), WAIT, "the foreign session's alarm")
+        assert str(0x5EED) in text_of(browser, "#alarms")
+        table.power_on_and_load()
+        wait_for(lambda: text_of(browser, "#alarms") == "none", WAIT, "the alarm to clear once loaded")
+    finally:
+        s.close()
+        table.close()

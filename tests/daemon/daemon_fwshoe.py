@@ -15,6 +15,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 import tty
@@ -28,6 +29,29 @@ from cardshoe.protocol.frames import Frame, Receiver
 from cardshoe.protocol.messages import message_fields
 
 ROOT = Path(__file__).resolve().parents[2]
+XIP = ROOT / "hil" / "vboard" / "xip.py"
+RESET_STATUS = 80
+# Run as `-c`: a Pico's C stack (picostack), `machine` with the reset() a board has, main.py.
+BOOT = f"""
+import sys
+sys.path.insert(0, {str(ROOT / "hil" / "vboard" / "runtime")!r})
+import picostack
+del sys.path[0], sys.modules["picostack"]
+import machine
+class _Machine:
+    def __init__(self, real):
+        self._real = real
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+    def reset(self):
+        sys.exit({RESET_STATUS})
+sys.modules["machine"] = _Machine(machine)
+del machine, _Machine
+picostack.limit()
+picostack.__dict__.clear()
+del picostack
+execfile("main.py")
+"""
 
 
 def _micropython() -> str:
@@ -40,9 +64,12 @@ def _micropython() -> str:
 class FirmwareShoe:
     """The firmware in a child process, its serial line relayed to `plug`."""
 
-    def __init__(self, workdir: Path, plug: PluggablePty, serial: int, key: bytes) -> None:
+    def __init__(self, workdir: Path, plug: PluggablePty, serial: int, key: bytes,
+                 commands: str | None = None) -> None:
         self.flash = workdir / "flash"
         shutil.copytree(ROOT / "firmware", self.flash, ignore=shutil.ignore_patterns("*.md", "__pycache__"))
+        if commands is not None:  # app/commands.py replaced (a fault put in: tests/firmware_faults.py)
+            (self.flash / "app" / "commands.py").write_text(commands)
         (self.flash / "data").mkdir()
         body = struct.pack("<4sI32s", b"CSI1", serial, key)
         (self.flash / "data" / "ident.bin").write_bytes(body + struct.pack("<I", zlib.crc32(body)))
@@ -59,15 +86,23 @@ class FirmwareShoe:
         # What the firmware sent while the cable was out, decoded: (type name, fields).
         self._tap = Receiver(keys=lambda s: key if s == serial else None, auto_accept=True)
         self.unheard: list[tuple[str, dict[str, object]]] = []
+        self.resets = 0  # the firmware's own resets (machine.reset() after a crash): booted again
 
     def power_on(self, timeout: float = 20) -> int:
-        """Start the interpreter; returns the boot counter from the sim channel's `ready`."""
+        """Start the interpreter; returns the boot counter from the sim channel's `ready`.
+
+        The unix port runs through the virtual board's launcher with a Pico's C stack
+        (hil/vboard/runtime/picostack.py) and a `machine.reset()` that ends the process
+        with RESET_STATUS, after which the shoe is started again, as a board boots after
+        its reset (main.py resets after a crash)."""
         master, slave = os.openpty()
         tty.setraw(master)
         tty.setraw(slave)
         env = dict(os.environ, CARDSHOE_BOARD="unix", CARDSHOE_SIM=str(self.sim_path))
-        self.proc = subprocess.Popen([_micropython(), "-X", "heapsize=512k", "main.py"], cwd=self.flash,
+        self.proc = subprocess.Popen([sys.executable, str(XIP), "-X", "heapsize=512k", "-c", BOOT], cwd=self.flash,
                                      stdin=slave, stdout=slave, stderr=self.log.open("ab"), env=env)
+        proc = self.proc
+        threading.Thread(target=self._watch_reset, args=(proc,), daemon=True).start()
         os.close(slave)
         self._master = master
         self._stop.clear()
@@ -83,6 +118,18 @@ class FirmwareShoe:
                 raise RuntimeError(f"firmware closed the sim channel: {self.log.read_text()}")
             buf += chunk
         return int(buf.split(b"ready ", 1)[1].split(b"\n", 1)[0])
+
+    def _watch_reset(self, proc: subprocess.Popen[bytes]) -> None:
+        if proc.wait() != RESET_STATUS or self.proc is not proc or self._stop.is_set():
+            return
+        self._stop.set()
+        self._relay.join(2)
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        os.close(self._master)
+        self.resets += 1
+        self.power_on()
 
     def _pump(self) -> None:
         # Copy bytes both ways between the firmware's pty and the daemon's.

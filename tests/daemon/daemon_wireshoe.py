@@ -74,6 +74,11 @@ class WireShoe:
         self.commands: list[tuple[int, tuple[Any, ...]]] = []
         self.drop_next = 0
         self.deaf_to_commands = False
+        # Every ACK and RESEND_FROM lost on the way to the shoe (issue 20 item 4).
+        self.acks_lost = False
+        # (status, detail) to answer every NEW_SHOE with instead of taking it, e.g. (1, 2):
+        # REFUSED, bad manifest (SPEC 5).
+        self.new_shoe_answer: tuple[int, int] | None = None
         # CARDS_FROM answered at once but its cards held back until `send_deferred` (a test's
         # way to have the shoe's new frames arrive first, as they do from a real shoe).
         self.defer_cards_from = False
@@ -229,6 +234,8 @@ class WireShoe:
         mtype, p = rx.mtype, bytes(rx.payload)
         self.state.host_epoch, self.state.host_seq = rx.boot, rx.seq
         if mtype in (wire.ACK, wire.RESEND_FROM):
+            if self.acks_lost:
+                return
             boot, seq = struct.unpack_from("<II", p)
             if boot != self.state.boot:
                 return
@@ -245,6 +252,10 @@ class WireShoe:
         if mtype == wire.NEW_SHOE:
             shoe_no, deck_id, scheme, part, parts, count = payloads.unpack_new_shoe(p)
             self.commands.append((mtype, (shoe_no, deck_id, scheme, part, parts, count)))
+            if self.new_shoe_answer is not None:
+                self.replies[(rx.boot, rx.seq)] = self.new_shoe_answer
+                self._reply(rx.boot, rx.seq, *self.new_shoe_answer)
+                return
             if shoe_no == self.state.shoe_no and self.state.dealt or self.busy:
                 status = 1  # REFUSED, bad state: that session is loaded and dealing (SPEC 4), or busy
             elif part == parts - 1:

@@ -107,9 +107,10 @@ def test_stud_up_card_is_public_in_the_pit_view(make_table) -> None:  # type: ig
 
 def test_pit_view_hides_burns_and_shows_exposed_cards() -> None:
     # A pure check of the pit view on a round as the engine's snapshot has it (codes; the
-    # API turns them into text after the pit view): the burn card (a code
-    # in `burns`) stays face down; the card exposed at the table (5.4/6.1) is public.
-    from cardshoe.api.pitview import hidden_texts_of, public_of, scrub
+    # API turns them into text after the pit view): the burn card (a code in `burns`) stays
+    # face down, settled or not (MTCP/XT 3.7: burned into the discard holder, never turned;
+    # reading 77); the card exposed at the table (5.4/6.1) is public; once settled, the hands.
+    from cardshoe.api.pitview import pit_round, public_of
 
     ah, kd, two = parse_card("Ah"), parse_card("Kd"), parse_card("2c")
     snap = {"status": "dealing", "void": None,
@@ -119,14 +120,18 @@ def test_pit_view_hides_burns_and_shows_exposed_cards() -> None:
                       "3": {"index": 3, "code": two, "reader_id": "z"}},
             "burns": [ah], "hands": {"seat 1": [kd, two]},
             "exposures": [{"place": {"kind": "seat", "seat": 1, "number": 2}, "shoe_index": None}],
-            "irregularities": [{"detail": "Ah burned, Kd at seat 1", "evidence": [{"index": 1, "code": ah}]}]}
-    public = public_of(snap, set())
-    pit = scrub(snap, public, hidden_texts=hidden_texts_of(snap, public))
+            "irregularities": [{"detail": "Ah burned, Kd at seat 1, 2c exposed",
+                                "evidence": [{"index": 1, "code": ah}]}]}
+    pit = pit_round(snap, public_of(snap, set()))
     assert pit["burns"] == [None] and pit["hands"] == {"seat 1": [None, two]}
-    assert [pit["cards"][k]["code"] for k in "123"] == [None, None, two]
-    assert pit["irregularities"][0] == {"detail": "?? burned, ?? at seat 1", "evidence": [{"index": 1, "code": None}]}
+    assert [pit["cards"][k].get("code") for k in "123"] == [None, None, two]
+    assert [pit["cards"][k].get("reader_id") for k in "123"] == [None, None, "z"]
+    assert pit["irregularities"][0] == {"detail": "?? burned, ?? at seat 1, 2c exposed",
+                                        "evidence": [{"index": 1, "code": None}]}
     snap["status"] = "settled"
-    assert scrub(snap, public_of(snap, set())) == snap
+    pit = pit_round(snap, public_of(snap, set()))
+    assert pit["burns"] == [None] and pit["hands"] == {"seat 1": [kd, two]}
+    assert pit["irregularities"][0]["detail"] == "?? burned, Kd at seat 1, 2c exposed"
 
 
 def test_session_cookie_and_csrf(make_table) -> None:  # type: ignore[no-untyped-def]
@@ -244,3 +249,24 @@ def test_run_help_says_what_the_token_file_grants_and_names_roles(capsys: pytest
     assert "table controller's bearer token" not in text
     assert "all-roles token (controller, supervisor and surveillance" in text
     assert "[roles]" in text
+
+
+def test_only_the_sign_in_page_and_static_files_are_served_without_a_token(make_table) -> None:  # type: ignore[no-untyped-def]
+    # Issue 20 item 8: the description and its page are the API's, and need a token (or a
+    # signed-in session) like every endpoint (docs/api.md, "Authentication and roles").
+    table: Table = make_table(TCP, 7)
+    app = create_app(table.daemon, TOKEN, role_tokens={SUP: ["supervisor"]})
+    anonymous = TestClient(app)
+    for path in ("/openapi.json", "/docs", "/status", "/rounds", "/events"):
+        r = anonymous.get(path)
+        assert r.status_code == 401 and r.json()["detail"]["error"] == "Unauthorized", (path, r.status_code)
+    for path in ("/table", "/static/page/table.js", "/static/page/table.css", "/static/swagger/swagger-ui.css",
+                 "/session"):
+        assert anonymous.get(path).status_code == 200, path
+    assert anonymous.get("/", follow_redirects=False).headers["location"] == "/table"
+    pit = TestClient(app, headers={"Authorization": f"Bearer {SUP}"})
+    assert pit.get("/openapi.json").json()["info"]["title"] == "cardshoe table API"
+    assert "swagger-ui-bundle.js" in pit.get("/docs").text
+    browser = TestClient(app)  # a browser signed in at /table reads /docs with its cookie
+    assert browser.post("/session", json={"token": SUP}).status_code == 200
+    assert browser.get("/docs").status_code == 200 and browser.get("/openapi.json").status_code == 200

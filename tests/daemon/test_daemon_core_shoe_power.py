@@ -27,6 +27,8 @@ class Table:
         self.core = TableCore(TableSetup(name="T", game=game, seats=7, limits=LIMITS))
         self.t = T0
         self.index = 0
+        # This journal's session 1 of shoe 1 (the core places only the session it started).
+        self.input({"action": "shoe_loaded", "shoe": 1, "shoe_no": 1, "deck_id": 7})
 
     def tick(self) -> int:
         self.t += 1_000_000

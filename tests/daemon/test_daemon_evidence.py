@@ -99,7 +99,8 @@ def test_a_tampered_frame_fails_its_tag(hit: tuple[Table, str, dict[str, Any]]) 
     bad = copy.deepcopy(doc)  # the journal's copy of a frame changed
     entry = next(e for e in bad["evidence"]["journal"] if e["kind"] == "frame" and e["body"]["type"] == "CARD")
     entry["body"]["code"] = parse_card("2d")
-    assert checks(resign(bad, table)) == {"journal"}
+    # ... no longer the frame recorded, and no longer the entry its hash chain sealed (issue 21 item 3)
+    assert checks(resign(bad, table)) == {"journal", "chain"}
 
 
 def test_a_tampered_card_fails_against_its_frame_and_the_hands(hit: tuple[Table, str, dict[str, Any]]) -> None:
@@ -190,3 +191,37 @@ def test_the_api_gives_evidence_to_the_supervisor_and_surveillance_only(hit: tup
         assert get("supervisor-token-0123456789", "/rounds/T1-999999/evidence").status_code == 404
         key = get("controller-token-0123456789", "/evidence/public-key").json()
         assert key["public_key"] == table.daemon.table_public_key().hex()
+
+
+def test_a_frame_entry_carrying_another_frames_bytes_fails_the_journal_check(
+        hit: tuple[Table, str, dict[str, Any]]) -> None:
+    # Issue 20 item 7: only decoded bodies were ever tampered, so the journal check's
+    # comparison of the bytes could be switched off unseen. Each frame below is genuine (its
+    # tag verifies with the shoe's key); what is wrong is which journal entry it is said to be.
+    table, _, doc = hit
+    frames = doc["evidence"]["frames"]
+    cards = [f for f in frames if f["type"] == "CARD"]
+    first, second = cards[0], cards[1]
+
+    def entry_of(body: dict[str, Any], frame: dict[str, Any]) -> dict[str, Any]:
+        found: dict[str, Any] = next(e for e in body["journal"] if e["id"] == frame["entry"])
+        return found
+
+    # The journal's copy of the first card's entry holds the second card's bytes.
+    bad = copy.deepcopy(doc)
+    entry_of(bad["evidence"], first)["raw"] = second["raw"]
+    assert checks(resign(bad, table)) == {"journal"}
+    # The second card's frame, bytes, header and message, recorded again as the first card's
+    # journal entry, in the frame list and in the journal's copy alike: the entry's own shoe,
+    # boot and seq say it is another frame, and one frame is never journaled twice.
+    bad = copy.deepcopy(doc)
+    body = bad["evidence"]
+    i = next(n for n, f in enumerate(body["frames"]) if f["entry"] == first["entry"])
+    body["frames"][i] = dict(copy.deepcopy(second), entry=first["entry"], t_ns=first["t_ns"])
+    entry_of(body, first).update(raw=second["raw"], body=copy.deepcopy(second["message"]))
+    failures = verify(resign(bad, table), keys=keys).failures
+    assert [f.message for f in failures if f.check == "journal"] == [
+        f"frame entry {first['entry']} (shoe {SERIAL} boot {second['boot']} seq {second['seq']}): the journal entry "
+        f"recorded with that id was written for shoe {SERIAL} boot {first['boot']} seq {first['seq']}, not this frame",
+        f"frame entry {second['entry']} (shoe {SERIAL} boot {second['boot']} seq {second['seq']}): the same frame is "
+        f"recorded as journal entry {first['entry']} too"]

@@ -249,15 +249,23 @@ def test_a_new_shoe_whose_reply_was_lost_across_a_reboot_is_reconciled_from_the_
     table.deal([c(x) for x in HANDS[3:]])
     check_hands(table, rid)
     with journal(table) as j:
-        inputs = [e.data() for e in j.entries(("input",)) if e.data()["action"] == "shoe_loaded"]
-        assert [(d["shoe_no"], d["deck_id"], d["dealt"], d["reconciled"]) for d in inputs] == [
-            (shoe_no, DECK_ID, 3, "hello")]
+        # The core starts its own session from the HELLO naming it (the `shoe_loading` input
+        # journaled when the NEW_SHOE went out says it is this journal's), once.
+        loading = [e.data() for e in j.entries(("input",)) if e.data()["action"] == "shoe_loading"]
+        assert [(d["shoe_no"], d["deck_id"]) for d in loading] == [(shoe_no, DECK_ID)]
+        assert not [e for e in j.entries(("input",)) if e.data()["action"] == "shoe_loaded"]
+        events = [e.data() for e in j.entries(("event",))]
+        loaded = [d for d in events if d["type"] == "shoe_loaded"]
+        assert [(d["shoe_no"], d["deck_id"], d["reconciled"]) for d in loaded] == [(shoe_no, DECK_ID, "hello")]
+        asked = [d for d in events if d["type"] == "cards_requested"]
+        assert [(d["shoe_no"], d["from_index"], d["dealt"]) for d in asked] == [(shoe_no, 1, 3)]
         commands = [e.data() for e in j.entries(("command",))]
     assert [d for d in commands if d["type"] == "command_reply" and d["command"] == "NEW_SHOE"
             and d["status"] == 1 and d["detail"] == 1]
     assert [d["shoe_no"] for d in commands if d["type"] == "new_shoe_already_loaded"] == [shoe_no]
     assert table.daemon.status()["shoes"][str(SERIAL)]["shoe_no"] == shoe_no
-    # The reconciliation is a journaled input: the journal alone rebuilds the same round.
+    assert table.daemon.status()["alarms"] == []  # the reissue's refusal is no failed load
+    # The reconciliation follows from journaled inputs: the journal alone rebuilds the same round.
     from cardshoe.daemon.core import TableCore
     from cardshoe.journal.replay import replay
 
@@ -344,15 +352,16 @@ def test_a_recording_of_the_current_boot_is_refused_once_the_live_shoe_answers(m
 
     # The live shoe is dealt to: reloaded, its cards land in the open round.
     table.shoe.power_off()
-    table.power_on_and_load()
+    lost_session = table.shoe.state.shoe_no
+    assert table.power_on_and_load() != lost_session
     table.deal([c(x) for x in HANDS])
-    # The new journal numbers its first session as the lost one did, so the shoe (which has
-    # dealt 3 cards of it) refuses that NEW_SHOE and is reconciled from its HELLO: the hands
-    # are the live cards, at indices 4-12; the recorded indices 1-3 are placed nowhere.
+    # The new journal numbers its session with a number of its own (issue 20), so the shoe
+    # (which has dealt 3 cards of the lost journal's session) takes the NEW_SHOE: the hands are
+    # the live cards, at indices 1-9 of the new session; the recorded cards are placed nowhere.
     snap = table.round(rid)
     assert [snap["hands"][k] for k in ("seat 2", "seat 5", "dealer")] == [
         HANDS[i:i + 3] for i in (0, 3, 6)]
-    assert sorted(int(k) for k in snap["placements"]) == list(range(4, 13))
+    assert sorted(int(k) for k in snap["placements"]) == list(range(1, 10))
 
 
 def test_a_recording_of_the_current_boot_fed_to_an_unflagged_restored_journal_is_refused(make_table) -> None:  # type: ignore[no-untyped-def]

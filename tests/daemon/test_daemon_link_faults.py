@@ -241,24 +241,40 @@ def test_a_first_frame_of_a_new_boot_past_seq_1_asks_for_seq_1(make_table) -> No
     assert gap and gap[0].data()["detail"] == "gap: expected seq 1"
 
 
-def test_a_new_journal_adopts_a_shoe_already_running_instead_of_asking_for_acked_frames(make_table) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_journal_takes_up_a_running_shoe_at_its_window_but_deals_only_its_own_session(make_table) -> None:  # type: ignore[no-untyped-def]
+    # The table PC is replaced: a new, empty journal; the shoe keeps running (no HELLO). The
+    # link takes the shoe up where its outbox starts (`window_adopted`), never asking for frames
+    # the lost journal acknowledged; but the shoe's session is not this journal's (issue 20
+    # item 3): its cards are referred (6.1), placed in no round, until the dealer loads a new
+    # shoe, whose cards are dealt.
     table: Table = make_table(TCP, 7)
-    table.power_on_and_load()
+    first = table.power_on_and_load()
     table.deal([c(x) for x in ["2d", "3d", "4d"]])
-    # The table PC is replaced: a new, empty journal; the shoe keeps running (no HELLO).
     table.kill_daemon()
     table.config.journal.rename(table.config.journal.with_suffix(".old"))
     time.sleep(1.1)  # a PC swap takes longer; the new journal's epoch starts at the unix second
     table.start_daemon()
     rid = open_two_seat_round(table)
+    table.deal([c(x) for x in ["5d", "6d"]])  # still the old session: the dealer has not reloaded
+    wait_for(lambda: [a for a in table.daemon.status()["alarms"] if a["type"] == "shoe_session"],
+             what="the foreign session's alarm")
+    assert table.round(rid)["placements"] == {}
+    with journal(table) as j:
+        events = [e.data() for e in j.entries(("event",))]
+    (foreign,) = [d for d in events if d["type"] == "shoe_session_foreign"]
+    assert foreign["shoe_no"] == first and foreign["decision"] == "referred" and foreign["rule"] == "6.1"
+    cards = [d for d in events if d["type"] == "card_from_foreign_session"]
+    assert [(d["index"], d["evidence"][0]["code"]) for d in cards] == [(4, c("5d")), (5, c("6d"))]
+    second = table.power_on_and_load()
+    assert second != first
+    assert not [a for a in table.daemon.status()["alarms"] if a["type"] == "shoe_session"]
     table.deal([c(x) for x in HANDS])
     snap = table.round(rid)
     assert snap["hands"]["seat 2"] == list(HANDS[0:3])
     assert snap["hands"]["dealer"] == list(HANDS[6:9])
-    assert sorted(int(k) for k in snap["placements"]) == list(range(4, 13))
+    assert sorted(int(k) for k in snap["placements"]) == list(range(1, 10))
     with journal(table) as j:
         assert [e.data()["type"] for e in j.entries(("link",))].count("window_adopted") == 1
-        assert "shoe_session_adopted" in [e.data()["type"] for e in j.entries(("event",))]
         assert not [e for e in j.entries(("reject",)) if e.data()["note"] == "gap"]
 
 

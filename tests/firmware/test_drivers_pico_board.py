@@ -391,3 +391,56 @@ print('tail whole', bytes(cdc.sent[-200:]) == bytes(frame) * 5, cdc.blocks)
 """
     )
     assert out == ["blocks 1 True", "tail whole True 1"]
+
+
+def test_wait_sleeps_until_work_and_reads_the_reader_meanwhile(run) -> None:  # type: ignore[no-untyped-def]
+    """issue 26 item 7: the loop sleeps in wait() until there is work (the app passes a time
+    up to its next timer, a second or more, not 10 ms). Meanwhile the board makes the RFID
+    presence check every RFID_EVERY_MS itself (the MFRC522 has no interrupt wired): a card
+    in the field ends the wait with its UID held for poll(); an exit edge (the sensor's hard
+    IRQ) ends it at once; with nothing, it sleeps the whole time. On main at 60da493 wait()
+    made no presence check: a card under the reader during a long wait went unread."""
+    out = run(
+        """
+import _thread, io
+class Quiet(io.IOBase):  # a USB line with nothing from the host (the runner's stdin is at its end)
+    def ioctl(self, req, arg):
+        return 0 if req == 3 else -1
+    def readinto(self, buf):
+        return 0
+b = pico.Board(stdin=Quiet(), stdout=out)
+b.start()
+print(*events(b, 30))   # settle: the reader's first fault report, if any
+def later(ms, f):
+    def go():
+        time.sleep_ms(ms)
+        f()
+    _thread.start_new_thread(go, ())
+REQA = (b'\\x26', 7)
+def reqas():
+    return sum(1 for f in machine.chip.frames if f == REQA)
+# 1. Nothing happens: the whole 300 ms asleep, the reader checked about every 5 ms.
+n = reqas(); t = time.ticks_ms()
+b.wait(300)
+print('idle', time.ticks_diff(time.ticks_ms(), t) >= 290, reqas() - n >= 20)
+# 2. A card enters the field 100 ms into a 2 s wait: read within a few ms, handed out by poll().
+later(100, lambda: machine.chip.enter(Card(bytes.fromhex('04a1b2c3d4e5f6'))))
+t = time.ticks_ms()
+b.wait(2000)
+woke = time.ticks_diff(time.ticks_ms(), t)
+print('card', 95 <= woke < 400, b.poll() == 1, bytes(b.ev_buf[:b.ev_len]).hex())
+machine.chip.cards.clear()
+print(*events(b, 30))
+# 3. An exit edge 100 ms into a 2 s wait ends it (the IRQ), and the exit follows its debounce.
+later(100, lambda: machine.pins[15].drive(0))
+t = time.ticks_ms()
+b.wait(2000)
+woke = time.ticks_diff(time.ticks_ms(), t)
+print('edge', 95 <= woke < 400)
+print(*events(b, 20))   # the card in the beam: no exit yet
+machine.pins[15].drive(1)
+b.wait(2000)            # the beam clears: the edge ends the wait at once
+print(*events(b, 20))
+"""
+    )
+    assert out[1:] == ["idle True True", "card True True 04a1b2c3d4e5f6", "", "edge True", "", "exit"], out

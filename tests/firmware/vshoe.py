@@ -36,8 +36,10 @@ from micropython_runner import micropython_executable
 
 HERE = Path(__file__).resolve().parent
 VBOOT = HERE / "mpy" / "vboot.py"
+PICOSTACK_DIR = Path(xip.__file__).resolve().parent / "runtime"
 VINSTALL = HERE / "mpy" / "vinstall.py"
 IMAGE_SIZE = 64 * 4096
+RESET_STATUS = 80  # the process's exit status when the firmware called machine.reset() (vboot.py)
 
 
 def ident_bytes(serial: int, key: bytes) -> bytes:
@@ -161,6 +163,14 @@ class VShoe:
         self.cut()
         return lines, serial, status
 
+    def read_file(self, path: str) -> bytes | None:
+        """A file of the shoe's flash (power off), or None if it is not there."""
+        from cardshoe.hil.vboard.flash import FlashImage
+
+        image = FlashImage(self.image, size=IMAGE_SIZE, block_size=4096, micropython=micropython_executable())
+        names = {e.name for e in image.listdir(path.rsplit("/", 1)[0] or "/")}
+        return image.read(path) if path.rsplit("/", 1)[1] in names else None
+
     def install(self, tree: Path) -> None:
         """Copy the files of `tree` into the shoe's flash (as `cardshoe flash` would; power off)."""
         env = dict(os.environ, VS_IMG=str(self.image), VS_SRC=str(tree))
@@ -172,9 +182,11 @@ class VShoe:
         tty.setraw(master)
         env = dict(os.environ, VS_IMG=str(self.image), CARDSHOE_BOARD="unix",
                    CARDSHOE_SIM=str(self.sim_path))
-        head = [micropython_executable()]
+        # Through the virtual board's launcher, for a Pico's C stack (VS_STACK: the folder
+        # of its runtime/picostack.py) and, when asked, the ROMFS partition.
+        head = [sys.executable, str(xip.__file__)]
+        env["VS_STACK"] = str(PICOSTACK_DIR)
         if self.romfs is not None:
-            head = [sys.executable, str(xip.__file__)]
             env["VBOARD_ROMFS"] = str(self.romfs)
         self.proc = subprocess.Popen(
             [*head, "-X", f"heapsize={self.heapsize}", str(VBOOT)],
@@ -211,6 +223,18 @@ class VShoe:
                 tail = (tail + chunk)[-2000:]
             return text + tail.decode("utf-8", "replace")
         return ""
+
+    def wait_reset(self, timeout: float = 10.0) -> int:
+        """Wait until the firmware resets the board itself (machine.reset(): tests/firmware/mpy/
+        vboot.py ends the process with status RESET_STATUS), as main.py does after a crash;
+        returns the status and leaves the shoe off (power_on() boots it again)."""
+        assert self.proc is not None
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise ShoeTimeout(f"the shoe did not reset within {timeout}s") from None
+        self.cut()
+        return status
 
     def cut(self) -> None:
         """Power cut: SIGKILL the interpreter wherever it is."""
@@ -313,6 +337,7 @@ class Host:
         self.hello: P.Hello | None = None
         self.replies: list[P.Reply] = []
         self.statuses: list[P.DeckStatus] = []
+        self.crashes: list[P.Crash] = []
         self.flags_seen = 0
         self.resends_asked = 0
         self.allow_unread = False
@@ -360,6 +385,8 @@ class Host:
             self.replies.append(m)
         elif isinstance(m, P.DeckStatus):
             self.statuses.append(m)
+        elif isinstance(m, P.Crash):
+            self.crashes.append(m)
 
     def _state(self) -> str:
         """What the host side saw, for a failure message: the last replies and frames, and

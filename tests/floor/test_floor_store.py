@@ -15,6 +15,7 @@ import pytest
 from cardshoe.cards import parse_card
 from cardshoe.floor.progressive import FloorRefusal, LinkSettings
 from cardshoe.floor.store import AssignmentConflict, FloorStore, ShippedEntry, UnknownLink
+from floor_chain import chained
 from floor_rounds import NOTHING, QUADS, RESET, ROYAL, SF, round_file, seat
 
 LINK = "mega"
@@ -156,14 +157,15 @@ def entry(i: int, kind: str = "frame", rid: str | None = None, body: str = "{}")
 
 def test_ingest_stores_each_entry_once_however_often_it_is_sent(store: FloorStore) -> None:
     assert store.high_water("T1") == 0
-    assert store.ingest("T1", [entry(i) for i in range(1, 6)]) == 5
+    t1 = chained("T1", [entry(i) for i in range(1, 9)])
+    assert store.ingest("T1", t1[:5]) == 5
     # Resent (a lost answer), overlapping, and out of order: each entry once.
-    assert store.ingest("T1", [entry(i) for i in range(3, 9)][::-1]) == 8
-    assert store.ingest("T1", [entry(i) for i in range(1, 9)]) == 8
+    assert store.ingest("T1", t1[2:][::-1]) == 8
+    assert store.ingest("T1", t1) == 8
     assert store.count_entries("T1") == 8 and store.high_water("T1") == 8
     got = store.entries("T1")
-    assert [e.id for e in got] == list(range(1, 9)) and got[2] == entry(3)
-    store.ingest("T2", [entry(1)])
+    assert [e.id for e in got] == list(range(1, 9)) and got[2] == t1[2]
+    store.ingest("T2", chained("T2", [entry(1)]))
     assert store.count_entries() == 9
 
 
@@ -174,14 +176,15 @@ def test_rounds_are_indexed_for_search_by_table_rule_and_card_sequence(store: Fl
         return ShippedEntry(i, 10_000 * i, "event", None, None, None, None, rid, json.dumps(body), None)
 
     cards = [parse_card(c) for c in ("As", "Ks", "Qs")]
-    store.ingest("T1", [ev(1, "T1-000001", type="round_opened", game="megalink-three-card-poker")]
+    t1_entries = chained("T1", [ev(1, "T1-000001", type="round_opened", game="megalink-three-card-poker")]
                  + [ev(2 + k, "T1-000001", type="card_placed", card=c) for k, c in enumerate(cards)]
-                 + [ev(5, "T1-000001", type="flagged", irregularity={"id": 1, "rules": ["5.3"], "decision": "pending"})])
-    store.ingest("T2", [ev(1, "T2-000001", type="round_opened", game="megalink-three-card-poker"),
-                        ev(2, "T2-000001", type="card_placed", card=0)])
+                 + [ev(5, "T1-000001", type="flagged", irregularity={"id": 1, "rules": ["5.3"], "decision": "pending"})]
+                 + [ShippedEntry(6, 60_000, "settlement", None, None, None, None, "T1-000001", "{}", None)])
+    store.ingest("T1", t1_entries[:5])
+    store.ingest("T2", chained("T2", [ev(1, "T2-000001", type="round_opened", game="megalink-three-card-poker"),
+                                      ev(2, "T2-000001", type="card_placed", card=0)]))
     # The same batch again (its answer lost): the round's cards and flags are indexed once.
-    store.ingest("T1", [ev(1, "T1-000001", type="round_opened", game="megalink-three-card-poker")]
-                 + [ev(2 + k, "T1-000001", type="card_placed", card=c) for k, c in enumerate(cards)])
+    store.ingest("T1", t1_entries[:4])
     (only,) = store.search_rounds(table="T1")
     assert only["cards"] == ["As", "Ks", "Qs"] and only["rules_flagged"] == ["5.3"]
     (t1,) = store.tables()[:1]
@@ -197,7 +200,7 @@ def test_rounds_are_indexed_for_search_by_table_rule_and_card_sequence(store: Fl
     assert [r["round_id"] for r in store.search_rounds(table="T2")] == ["T2-000001"]
     assert [r["round_id"] for r in store.search_rounds(since_ns=15_000)] == []
     assert len(store.search_rounds(until_ns=15_000)) == 2
-    store.ingest("T1", [ShippedEntry(6, 60_000, "settlement", None, None, None, None, "T1-000001", "{}", None)])
+    store.ingest("T1", t1_entries[5:])
     assert store.tables()[0]["open_flags"] == {}
 
 

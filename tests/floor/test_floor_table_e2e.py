@@ -15,16 +15,17 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "daemon"))
 
 from cardshoe.cards import parse_card  # noqa: E402
-from cardshoe.floor.api import create_floor_app  # noqa: E402
 from cardshoe.floor.audit import audit, rounds_of_journal  # noqa: E402
 from cardshoe.floor.progressive import LinkSettings  # noqa: E402
 from cardshoe.floor.store import FloorStore  # noqa: E402
 from cardshoe.journal import JournalReader  # noqa: E402
+from floor_server import FLOOR_PUBKEY, TOKENS  # noqa: E402
+from floor_server import app as floor_app  # noqa: E402
 from floor_stores import open_store  # noqa: E402
 from daemon_harness import Table, wait_for  # noqa: E402
 from cardshoe.floor.testnet import FloorServer, Relay  # noqa: E402
 
-FLOOR_TOKEN = "floor-token-0123456789abcdef"
+FLOOR_TOKEN = TOKENS["T1"]  # table T1's own credential on the floor
 MTCP = "megalink-three-card-poker"
 RESET = 1_000_000
 START = 3_000_000
@@ -35,7 +36,7 @@ RATE = 50_000  # 5%: 25 per 500 staked
 def floor(store_target: tuple[str, str]) -> Iterator[tuple[FloorStore, Relay]]:
     store = open_store(store_target)
     store.configure_link(LinkSettings("mega", RESET, RATE, START))
-    server = FloorServer(create_floor_app(store, FLOOR_TOKEN))
+    server = FloorServer(floor_app(store))
     relay = Relay(server.port)
     yield store, relay
     relay.close()
@@ -97,7 +98,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     store, relay = floor
     monkeypatch.setenv("CARDSHOE_FLOOR_TOKEN", FLOOR_TOKEN)
     table: Table = make_table(MTCP, 7, floor_url=relay.url, floor_link="mega", jackpot_reset=RESET,
-                              limits=(("progressive", 500, 500),))
+                              limits=(("progressive", 500, 500),), floor_public_key=FLOOR_PUBKEY.hex())
     table.power_on_and_load()
     wait_for(lambda: table.daemon.floor is not None and table.daemon.floor.online, 15, "the floor online")
 
@@ -196,24 +197,28 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
 
 def test_a_new_journal_of_the_same_table_is_a_stream_of_its_own(
         make_table: Any, floor: tuple[FloorStore, Relay], monkeypatch: pytest.MonkeyPatch) -> None:
-    # A new gaming day's journal starts its entry ids and round ids at 1 again: the floor keeps
-    # it apart (the journal's id in the table's key), so nothing of it is taken for entries the
-    # floor holds, and its round T1-000001 is assigned a pool of its own.
+    # A new gaming day's journal starts its entry ids at 1 again: the floor keeps it apart (the
+    # journal's id in the table's key), so nothing of it is taken for entries the floor holds,
+    # and its first round, numbered 000001 again under the journal's own scope (issue 20), is
+    # assigned a pool of its own.
     store, relay = floor
     monkeypatch.setenv("CARDSHOE_FLOOR_TOKEN", FLOOR_TOKEN)
     keys = []
+    rids: list[str] = []
     for day in range(2):
         table: Table = make_table(MTCP, 7, floor_url=relay.url, floor_link="mega", jackpot_reset=RESET,
                                   limits=(("progressive", 500, 500),))
         table.power_on_and_load()
         wait_for(lambda: table.daemon.floor is not None and table.daemon.floor.online, 15, "the floor online")
         r = play(table, "4c 7d Jh", "Kd 6c 2h", "3s 8c", "4d", progressive=True)
-        assert r["rid"] == "T1-000001"
+        assert r["rid"].startswith("T1-") and r["rid"].endswith("-000001")
+        rids.append(r["rid"])
         table.ok("POST", f"/rounds/{r['rid']}/settle", json={})
         wait_for(lambda: shipped(store, table), 30, "the journal shipped")
         keys.append(stream(table))
         assert [e.id for e in store.entries(keys[-1], limit=100_000)] == journal_ids(table)
     assert keys[0] != keys[1] and all(k.startswith("T1.") for k in keys)
+    assert rids[0] != rids[1]  # one id, one round, across the table's journals
     assert [h["table"] for h in store.history("mega")] == keys  # 25 contributed by each
     assert store.pool("mega")["pool"] == START + 50
     assert len(store.search_rounds(table="T1")) == 2

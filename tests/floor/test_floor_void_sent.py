@@ -28,6 +28,7 @@ from cardshoe.floor import cli as floor_cli  # noqa: E402
 from cardshoe.floor.store import FloorStore  # noqa: E402
 from cardshoe.floor.testnet import Relay  # noqa: E402
 from daemon_harness import Table, wait_for  # noqa: E402
+from floor_server import write_config  # noqa: E402
 from test_floor_table_e2e import (FLOOR_TOKEN, MTCP, RATE, RESET, START, floor, make_table, play,  # noqa: E402,F401
                                   shipped, stream)
 
@@ -44,13 +45,15 @@ def start(make_table: Any, relay: Relay, monkeypatch: pytest.MonkeyPatch) -> Tab
 
 
 def cli_audit(store_target: tuple[str, str], table: Table) -> tuple[int, dict[str, Any]]:
-    """`cardshoe floor audit` over the table's journal and the floor's store."""
+    """`cardshoe floor audit` over the floor's store (with the tables' shoe keys from the
+    floor's file) and the table's journal."""
     kind, where = store_target
     store_arg = ["--sqlite", where] if kind == "sqlite" else ["--postgres", where]
+    config = write_config(table.tmp_path / "floor-audit")
     out = io.StringIO()
     with redirect_stdout(out):
-        code = floor_cli.main(["audit", "--link", f"mega:{RESET}:{RATE}:{START}", *store_arg,
-                               f"{stream(table)}={table.config.journal}"])
+        code = floor_cli.main(["audit", "--config", str(config), "--link", f"mega:{RESET}:{RATE}:{START}",
+                               *store_arg, f"{stream(table)}={table.config.journal}"])
     return code, json.loads(out.getvalue())
 
 
@@ -102,7 +105,7 @@ def test_a_round_the_floor_assigned_is_not_voided_and_settles_with_the_assignmen
     # The journal alone and the floor agree.
     wait_for(lambda: shipped(store, table), 30, "the journal shipped")
     code, report = cli_audit(store_target, table)
-    assert code == 0 and report["problems"] == [], report
+    assert code == 0 and report["problems"] == [], report["problems"]
     assert (report["pool"], report["rounds"], report["floor_pool"]) == (START + 25 - paid, 1, START + 25 - paid)
 
 
@@ -136,7 +139,7 @@ def test_a_round_the_floor_never_saw_can_be_voided_and_is_never_assigned(
     assert [(h["round_id"], h["seq"], h["pool_before"]) for h in store.history("mega")] == [(rid2, 1, START)]
     wait_for(lambda: shipped(store, table), 30, "the journal shipped")
     code, report = cli_audit(store_target, table)
-    assert code == 0 and report["problems"] == [], report
+    assert code == 0 and report["problems"] == [], report["problems"]
     assert (report["pool"], report["rounds"], report["floor_pool"]) == (START + 25, 1, START + 25)
 
 

@@ -43,6 +43,7 @@ class Sink:
     """The journal's stand-in: records what it journals; `refuse` seqs fail once each."""
 
     journaled: list[tuple[int, int]] = field(default_factory=list)
+    ack_path: list[tuple[str, int, int]] = field(default_factory=list)
     refuse: set[int] = field(default_factory=set)
     refused: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -75,6 +76,14 @@ class Sink:
 
     def command_answered(self, command: Command, reply: P.Reply | None) -> None:
         pass
+
+    def ack_path_broken(self, shoe: int, boot: int, seq: int, seconds: float, resends: int) -> None:
+        with self.lock:
+            self.ack_path.append(("broken", boot, seq))
+
+    def ack_path_restored(self, shoe: int, boot: int, seq: int, why: str) -> None:
+        with self.lock:
+            self.ack_path.append((f"restored: {why}", boot, seq))
 
 
 class WireShoe:
@@ -111,9 +120,19 @@ class WireShoe:
 def linked(tmp_path: Path) -> Iterator[tuple[ShoeLink, WireShoe, Sink]]:
     """A link whose shoe has proven its boot (SPEC 3.4 item 6) and had HELLO and the REPLY
     acknowledged: window (BOOT, 2)."""
+    yield from _proven(tmp_path, resend_ms=300)
+
+
+@pytest.fixture
+def linked_fast(tmp_path: Path) -> Iterator[tuple[ShoeLink, WireShoe, Sink]]:
+    """As `linked`, with a shoe that resends within 100 ms and an ACK-path bound of 300 ms."""
+    yield from _proven(tmp_path, resend_ms=50, resend_max_ms=100, ack_path_ms=300)
+
+
+def _proven(tmp_path: Path, **kwargs: int) -> Iterator[tuple[ShoeLink, WireShoe, Sink]]:
     pty = PluggablePty(tmp_path / "tty")
     sink = Sink()
-    link = ShoeLink(str(pty.path), lambda s: KEY if s == SERIAL else None, sink, epoch=EPOCH, resend_ms=300)
+    link = ShoeLink(str(pty.path), lambda s: KEY if s == SERIAL else None, sink, epoch=EPOCH, **kwargs)
     shoe = WireShoe(pty)
     link.start()
     try:
@@ -268,3 +287,51 @@ def test_an_oldest_past_the_reply_never_puts_the_window_past_frames_to_come(tmp_
     finally:
         link.stop()
         pty.close()
+
+
+def key(n: int) -> P.Key:
+    return P.Key(key=1, arg=0, t_ms=n)
+
+
+def test_a_shoe_resending_acknowledged_frames_past_the_bound_is_reported_once_and_cleared_by_its_heartbeat(
+        linked_fast: tuple[ShoeLink, WireShoe, Sink]) -> None:
+    """Issue 20 item 4: the shoe resends its whole outbox, oldest first (SPEC 4), for as long as
+    no ACK reaches it. Journaled frames still resent past the bound are reported once; the
+    shoe's HEARTBEAT (sent only with its outbox empty) clears it. Kills: no report ever; a later
+    frame of the same resend taken for a new oldest (the clock never runs out); no clearing."""
+    link, shoe, sink = linked_fast
+    for seq in (3, 4, 5):
+        shoe.send(key(seq), seq)
+    shoe.until("ACK 5", lambda: P.Ack(boot=BOOT, seq=5) in shoe.of(P.Ack))
+    # The ACKs never reached the shoe: it resends 3, 4, 5 every 50 ms.
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end and not sink.ack_path:
+        for seq in (3, 4, 5):
+            shoe.send(key(seq), seq, resent=True)
+        shoe.pump(0.05)
+    assert sink.ack_path == [("broken", BOOT, 3)]
+    assert sink.journaled.count((BOOT, 3)) == 1
+    for seq in (3, 4, 5):  # still resending: reported once, not per copy
+        shoe.send(key(seq), seq, resent=True)
+    shoe.pump(0.1)
+    assert sink.ack_path == [("broken", BOOT, 3)]
+    shoe.send(beat(6), 6)  # the ACKs pass again, the outbox drains: a HEARTBEAT
+    shoe.until("ACK 6", lambda: P.Ack(boot=BOOT, seq=6) in shoe.of(P.Ack))
+    assert sink.ack_path == [("broken", BOOT, 3), ("restored: heartbeat", BOOT, 3)]
+
+
+def test_a_lost_ack_or_two_is_no_alarm(linked_fast: tuple[ShoeLink, WireShoe, Sink]) -> None:
+    """One ACK lost costs one resend; the fresh ACK stops it. Frames resent within the bound,
+    or resent again only after the shoe had dropped the earlier ones, raise nothing."""
+    link, shoe, sink = linked_fast
+    shoe.send(key(3), 3)
+    shoe.send(key(3), 3, resent=True)
+    shoe.pump(0.1)
+    shoe.send(key(4), 4)
+    shoe.pump(0.3)  # 3 is not resent again: it was acknowledged; 4's ACK is lost once
+    shoe.send(key(4), 4, resent=True)
+    shoe.pump(0.2)
+    shoe.send(key(4), 4, resent=True)
+    shoe.pump(0.1)
+    assert sink.ack_path == []
+    assert link.stats.duplicates == 3

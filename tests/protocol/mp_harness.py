@@ -25,6 +25,7 @@ PACKERS = {
     wire.KEY: payloads.pack_key,
     wire.HEARTBEAT: payloads.pack_heartbeat,
     wire.REPLY: payloads.pack_reply,
+    wire.CRASH: payloads.pack_crash,
 }
 HEADER_KNOWN = (wire.BAD_VERSION, wire.BAD_FLAGS, wire.UNKNOWN_SHOE, wire.BAD_TAG,
                 wire.BAD_DIRECTION, wire.REPLAY, wire.UNKNOWN_TYPE, wire.BAD_PAYLOAD)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from cardshoe.protocol import (
-    Ack, Card, CardsFrom, Clear, Config, DeckStatus, Fault, Heartbeat, Hello, Key, Maintenance,
+    Ack, Card, CardsFrom, Clear, Config, Crash, DeckStatus, Fault, Heartbeat, Hello, Key, Maintenance,
     ManifestEntry, Message, NewShoe, Ping, Reply, ResendFrom, Time, Unread,
 )
 
@@ -33,6 +33,7 @@ shoe_messages: st.SearchStrategy[Message] = st.one_of(
     st.builds(Key, u8, u8, u32),
     st.builds(Heartbeat, u32, u16, u8),
     st.builds(Reply, u32, u32, u8, u8, u32),
+    st.builds(Crash, u32, st.sampled_from((1, 2)), u8, u8, u8, u32, u32, st.binary(min_size=32, max_size=32)),
 )
 
 host_messages: st.SearchStrategy[Message] = st.one_of(

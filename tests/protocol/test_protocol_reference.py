@@ -32,7 +32,7 @@ HEADER = "<BBBIIIH"
 MIN_FRAME = 17 + 8 + 4
 MAX_PAYLOAD = MAX_FRAME - MIN_FRAME
 
-# --- SPEC 5: shoe-to-host types 0x01-0x08, host-to-shoe 0x81-0x89, by their tables --------
+# --- SPEC 5: shoe-to-host types 0x01-0x09, host-to-shoe 0x81-0x89, by their tables --------
 TABLES: dict[int, tuple[str, str]] = {
     0x01: ("<BBB32sBBIIHHH", "fw_major fw_minor fw_patch fw_hash reset_cause readers shoe_no deck_id dealt "
                              "integrity faults"),
@@ -44,6 +44,7 @@ TABLES: dict[int, tuple[str, str]] = {
     0x06: ("<BBI", "key arg t_ms"),
     0x07: ("<IHB", "t_ms dealt outbox"),
     0x08: ("<IIBBI", "epoch seq status detail oldest"),
+    0x09: ("<IBBBBII32s", "boot where error count cmd_type cmd_epoch cmd_seq text"),
     0x81: ("<II", "boot seq"),
     0x82: ("<II", "boot seq"),
     0x83: ("<IIBBBB", "shoe_no deck_id scheme part parts count"),

@@ -14,13 +14,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from cardshoe.floor.api import create_floor_app
 from cardshoe.floor.store import FloorStore, ShippedEntry
 from cardshoe.hil.shiftsim import SimEntry, SimTable, write_journal
 from cardshoe.report import cli
 
 START = int(datetime(2027, 1, 15, 6, 5).astimezone().timestamp() * 1e9)
-TOKEN = "floor-all-roles-token-0123456789"
 
 
 @pytest.fixture(scope="module")
@@ -79,15 +77,20 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_the_floor_reports_every_table_it_holds(day: list[SimEntry], store: FloorStore) -> None:
+    from floor_chain import chained
+    from floor_server import TOKENS
+    from floor_server import app as floor_app
+
     shipped = [ShippedEntry(e.id, e.t_ns, e.kind, None, None, None, None, e.round_id, e.body, None) for e in day]
     half = len(shipped) // 2
-    store.ingest("T07.aa", shipped, game="three-card-poker")
-    store.ingest("T08.bb", shipped[:half], game="three-card-poker")
-    c = TestClient(create_floor_app(store, TOKEN), headers={"Authorization": f"Bearer {TOKEN}"})
+    store.ingest("T07.aa", chained("T07.aa", shipped), game="three-card-poker")
+    t08 = chained("T08.bb", shipped)  # the same day as another journal: its own chain
+    store.ingest("T08.bb", t08[:half], game="three-card-poker")
+    c = TestClient(floor_app(store), headers={"Authorization": f"Bearer {TOKENS['pit']}"})
     first = c.get("/report", params={"since_ns": 0, "min_rounds": 10}).json()["groups"]["table"]["T07"]["pace"]["rounds"]
     assert 40 < first < 80
     # The rest of the second journal arrives: the next call reads only it, and counts it.
-    store.ingest("T08.bb", shipped[half:], game="three-card-poker")
+    store.ingest("T08.bb", t08[half:], game="three-card-poker")
     r = c.get("/report", params={"since_ns": 0, "min_rounds": 10})
     assert r.status_code == 200, r.text
     data = r.json()

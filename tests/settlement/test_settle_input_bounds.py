@@ -17,6 +17,8 @@ import pytest
 
 from settlement_helpers import make_round
 
+from cardshoe.strictjson import API_BODY, ROUND_FILE, JSONInputError, Limits, loads
+
 
 def good() -> dict[str, Any]:
     return make_round(
@@ -173,3 +175,39 @@ def test_standard_input_is_read_with_the_same_bounds() -> None:
     done = subprocess.run([sys.executable, "-m", "cardshoe.cli", "settle", "-"], input=text, capture_output=True,
                           text=True, check=False, timeout=120)
     assert done.returncode == 2 and "seats[1].wagers.pair_plus" in one_line(done)
+
+
+def _community_nested(levels: int) -> str:
+    """The good round with `community` holding arrays so that the file is `levels` deep
+    (the round object is level 1, `community` level 2)."""
+    text = json.dumps(good())
+    assert text.count('"community": []') == 1
+    return text.replace('"community": []', '"community": ' + "[" * (levels - 1) + "]" * (levels - 1))
+
+
+def test_the_depth_limit_itself_refuses_a_round_file_one_level_over_16(tmp_path: Path) -> None:
+    # Issue 20 item 7: at 17 levels the parser has no recursion error to raise: the round
+    # file's own limit (docs/round-format.md: 16 levels) refuses it, with its message and the
+    # path of the first array over it. At 16 the limit passes it, and the round's own check
+    # refuses what `community` holds (exit 1, not 2).
+    path = tmp_path / "round.json"
+    path.write_text(_community_nested(17))
+    done = settle(path)
+    assert done.returncode == 2, done.stderr
+    assert one_line(done).endswith("community" + "[0]" * 15 + ": nested deeper than 16 levels"), done.stderr
+    path.write_text(_community_nested(16))
+    done = settle(path)
+    assert done.returncode == 1, done.stderr
+    assert "nested deeper" not in one_line(done)
+
+
+@pytest.mark.parametrize(("limits", "name"), [(ROUND_FILE, "round file"), (API_BODY, "API body")])
+def test_strict_json_takes_its_depth_limit_and_refuses_one_more(limits: Limits, name: str) -> None:
+    depth = limits.max_depth
+    for opener, closer in (("[", "]"), ('{"k": ', "}")):
+        at_limit = opener * depth + "0" + closer * depth
+        assert loads(at_limit, limits) is not None, name
+        with pytest.raises(JSONInputError) as over:
+            loads(opener + at_limit + closer, limits)
+        assert over.value.message == f"nested deeper than {depth} levels", name
+        assert over.value.field == ("[0]" * depth if opener == "[" else ".".join(["k"] * depth)), over.value.field

@@ -12,21 +12,21 @@
 #
 # ^C: a Pico's own start-up is C code with the interrupt character off; MicroPython
 # turns it on only to run main.py (pyexec). The unix port turns it on for this whole
-# script, so it is turned off first (retried under its own `try` if a ^C got in before
-# it: a bare `except` has no test, where a second one could escape) and back on for main.py.
+# script, so it is turned off first and back on for main.py. A KeyboardInterrupt
+# scheduled before is raised at the first jump, the `if`, after kbd_intr(-1) has run (a
+# call raises nothing pending): so at most one, inside the `try`, and none after it, as ^C
+# is then data. (No retry by recursion: firmware/README.md, "Stack".)
+#
+# The C stack: a Pico's (runtime/picostack.py), for main.py and the REPL after it, unless
+# VBOARD_STACK=unix.
 import micropython
 
-
-def _ctrl_c_off():
-    try:
-        micropython.kbd_intr(-1)
-        if micropython:  # a jump: a KeyboardInterrupt scheduled before is raised here
-            return
-    except:  # noqa: E722
-        return _ctrl_c_off()
-
-
-_ctrl_c_off()
+try:
+    micropython.kbd_intr(-1)
+    if micropython:
+        pass
+except:  # noqa: E722
+    micropython.kbd_intr(-1)
 import os
 import sys
 import vfs
@@ -319,14 +319,27 @@ def _tool(args):
 if len(sys.argv) > 1 and sys.argv[1] == "--tool":
     _tool(sys.argv[2:])
 else:
+    # Imported from this script's folder while the host filesystem is still mounted.
+    _pico = os.getenv("VBOARD_STACK", "pico") == "pico"
+    _budget = os.getenv("VBOARD_STACK_BUDGET")  # bytes; the calibrated Pico's by default
+    if _pico:
+        import picostack as _stack
+
+        del sys.modules["picostack"]
     _run_main = _boot()
     # Leave main.py and the REPL a namespace as bare as a board's.
     del _boot, _tool, _copy, _lfs, _rom, _Machine, _Wdt, _Vfs, FileBlockDevice, _BLOCK_ERASED, _ROMFS_MAGIC, _ROM_BLOCK
-    del os, sys, vfs, _ctrl_c_off
+    del os, sys, vfs
     import gc
 
     gc.collect()
     del gc
+    if _pico:
+        # From here on, main.py and the REPL after it have a Pico's C stack.
+        _stack.limit(int(_budget)) if _budget else _stack.limit()
+        _stack.__dict__.clear()  # only its import shim stays (it uses no global)
+        del _stack
+    del _pico, _budget
     if _run_main:
         del _run_main
         # main.py is read and compiled first, then ^C turned on, as pyexec does for it. On

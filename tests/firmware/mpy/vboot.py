@@ -38,6 +38,16 @@ class FileBlocks:
         return 0
 
 
+# A Pico's C stack (cardshoe.hil.vboard's runtime/picostack.py, whose folder is VS_STACK),
+# imported while the host's filesystem is still mounted, applied just before main.py.
+stack = os.getenv("VS_STACK")
+picostack = None
+if stack:
+    sys.path.insert(0, stack)
+    import picostack
+
+    del sys.modules["picostack"], sys.path[0]
+del stack
 img = os.getenv("VS_IMG")
 vfs.mount(vfs.VfsLfs2(FileBlocks(img, os.stat(img)[6] // BS), progsize=256), "/")  # as the Pico mounts it
 del img
@@ -51,4 +61,28 @@ if rom:
     sys.path[:] = ["/", "/rom", "/rom/lib", "/lib"]
     del uctypes
 del rom
+import machine
+
+
+class _Machine:
+    # `machine` as the bare unix port has it, and reset(): the process ends with status 80,
+    # which VShoe reads as the board resetting itself (firmware/main.py after a crash).
+    def __init__(self, real):
+        self._real = real
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def reset(self):
+        sys.exit(80)
+
+
+sys.modules["machine"] = _Machine(machine)
+del machine
+if picostack is not None:
+    budget = os.getenv("VBOARD_STACK_BUDGET")  # bytes; the calibrated Pico's by default
+    picostack.limit(int(budget)) if budget else picostack.limit()
+    del budget
+    picostack.__dict__.clear()  # only its import shim stays (it uses no global)
+del picostack
 execfile("main.py")  # as a board runs it: compiled from the file, no copy of its text kept
