@@ -348,9 +348,11 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
             public = public_now(result.get("current_round"))
             alarms = [pit_body(a, public) for a in result.get("alarms") or []]
             referrals = result.get("referrals") or []
-            result = scrub({k: v for k, v in result.items() if k not in ("alarms", "referrals")}, public)
-            result["alarms"] = alarms
-            result["referrals"] = referrals
+            # The page's table facts (journal, pool, currency, layout) hold no card: not walked
+            # (the walk would take the currency's `code` for a card's).
+            plain = {k: result[k] for k in ("journal", "jackpot", "currency", "layout") if k in result}
+            result = scrub({k: v for k, v in result.items() if k not in ("alarms", "referrals", *plain)}, public)
+            result.update(plain, alarms=alarms, referrals=referrals)
         return result
 
     @app.post("/referrals/{entry_id}/acknowledge", dependencies=supervisor, tags=["irregularities"],
