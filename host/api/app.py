@@ -350,7 +350,7 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
             referrals = result.get("referrals") or []
             # The page's table facts (journal, pool, currency, layout) hold no card: not walked
             # (the walk would take the currency's `code` for a card's).
-            plain = {k: result[k] for k in ("journal", "jackpot", "currency", "layout") if k in result}
+            plain: dict[str, Any] = {k: result[k] for k in ("journal", "jackpot", "currency", "layout") if k in result}
             result = scrub({k: v for k, v in result.items() if k not in ("alarms", "referrals", *plain)}, public)
             result.update(plain, alarms=alarms, referrals=referrals)
         return result
