@@ -134,9 +134,15 @@ def _floor_calls(store: Any, tables: int, calls: int, more: list[list[Any]]) -> 
     from fastapi.testclient import TestClient
 
     from cardshoe.floor.api import create_floor_app
+    from cardshoe.floor.auth import Credential, FloorGuard
+    from cardshoe.floor.rebuild import Rebuilder
+    from cardshoe.floor.settle import FloorSettler
 
-    token = "bench-floor-report-token-0123456789"
-    client = TestClient(create_floor_app(store, token), headers={"Authorization": f"Bearer {token}"})
+    token = "bench-floor-report-pit-token-0123456789"
+    # The pit's credential reads the report; no table settles here (no shoe keys, no signer).
+    app = create_floor_app(store, FloorGuard([(token, Credential("pit"))]),
+                           FloorSettler(store, Rebuilder(store, lambda _t: None), None))
+    client = TestClient(app, headers={"Authorization": f"Bearer {token}"})
     for call in range(calls):
         if call:
             for n in range(tables):

@@ -68,7 +68,7 @@ def family_alpha(policy: AlarmPolicy) -> float:
 
 def per_test_alpha(policy: AlarmPolicy, tests: int) -> float:
     """Each test's rate with `tests` tests watched (Sidak)."""
-    return 1 - (1 - family_alpha(policy)) ** (1 / max(1, tests))
+    return float(1 - (1 - family_alpha(policy)) ** (1 / max(1, tests)))
 
 
 def corrected_z(policy: AlarmPolicy, tests: int) -> float:

@@ -91,7 +91,7 @@ class _Hands3:
         self.combos = list(combinations(range(52), 3))
         self.cards = np.array(self.combos, dtype=np.int64)
         self.mask = np.array([(1 << a) | (1 << b) | (1 << c) for a, b, c in self.combos], dtype=np.int64)
-        self.index = {h: i for i, h in enumerate(self.combos)}
+        self.index: dict[tuple[int, ...], int] = {h: i for i, h in enumerate(self.combos)}
         c = self.cards
         self.pair_ix = [c[:, 0] * 52 + c[:, 1], c[:, 0] * 52 + c[:, 2], c[:, 1] * 52 + c[:, 2]]
 
@@ -187,7 +187,8 @@ def tcp_family(game: str) -> Enumerated:
     joint: dict[tuple[int, ...], int] = {}
     deals = 0
     for rep, weight in canonical_classes(3).items():
-        d = h.index[tuple(sorted(rep))]
+        a0, b0, c0 = sorted(rep)
+        d = h.index[(a0, b0, c0)]
         valid = (h.mask & h.mask[d]) == 0
         if qualifies[d]:
             base = np.where(strength > strength[d], 2, np.where(strength == strength[d], 0, -2))
