@@ -11,7 +11,7 @@ turned into exact fractions:
 |---|---|---|
 | TCP, Megalink TCP, Xtreme | `ante_play`, `pair_plus`, `six_card_bonus`: one seat and two seats; one seat's joint distribution | every dealer hand (up to suits) x every player hand disjoint from it; two players' hands by inclusion-exclusion over the cards they would share |
 | Let It Ride | `base` of two seats (they share the two community cards) | every ordered pair of community cards x every player hand, both pull-backs decided as the par sheet decides them; two players by the same inclusion-exclusion |
-| Singapore Stud | not computed: `ante_bet` of two seats keeps the correlation-1 bound | five-card hands on both sides: docs/report.md gives the measured cost |
+| Singapore Stud | not computed: `ante_bet` of two seats keeps the correlation-1 bound | five-card hands on both sides, the bet decided on the up card: no small shared part to enumerate around (docs/report.md) |
 
 Inclusion-exclusion: for functions f, g of a 3-card hand, the sum over ordered pairs of
 *disjoint* hands is (sum f)(sum g) minus the sum over pairs that share a card, which is

@@ -22,9 +22,9 @@ Covariances. Seats of one round share the dealer's hand (and Let It Ride's commu
 so their results are correlated; a seat's wagers share its hand. They are computed exactly
 by enumeration (`cardshoe.report.covariance`) for the Three Card Poker family (`ante_play`,
 `pair_plus`, `six_card_bonus`, one seat and two seats) and Let It Ride (`base` of two seats).
-Singapore Stud's `ante_bet` of two seats is not (five-card hands on both sides: the cost is
-measured in docs/report.md): the report takes the Cauchy-Schwarz bound, correlation 1, whose
-band is wider than the exact one and whose alarm is conservative (docs/report.md says so).
+Singapore Stud's `ante_bet` of two seats is not (five-card hands on both sides): the report
+takes the Cauchy-Schwarz bound, correlation 1, whose band is wider than the exact one and
+whose alarm is conservative (docs/report.md says so).
 
 Distributions. Besides the moments, each component keeps its exact outcome distribution per
 unit (`atoms`, from the par sheet's lines) and, where the enumeration gives it, one seat's

@@ -193,6 +193,7 @@ def test_a_seat_dealt_favourable_cards_raises_the_alarm_within_the_rounds_comput
     alarm = next(a for a in raised if "seat 3" in a["key"])
     assert alarm["direction"] == "low" and alarm["z"] < -alarm["threshold"]
     assert alarm["rounds"] >= POLICY.min_rounds and alarm["tests"] >= 3
+    assert alarm["looks"] == "every"  # LiveShift, as the daemon runs it, looks at the sequential boundary
 
 
 def test_a_dealer_returning_an_accomplices_losing_hands_raises_the_alarm_within_the_rounds_computed() -> None:
