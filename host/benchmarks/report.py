@@ -63,6 +63,7 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from cardshoe.floor.store import FloorStore, ShippedEntry
     from cardshoe.hil.shiftsim import write_journal
+    from cardshoe.journal.chain import entry_hash, genesis
     from cardshoe.report.alarm import AlarmPolicy, evaluate
     from cardshoe.report.cli import from_floor, from_journals
     from cardshoe.report.figures import Figures, Options
@@ -99,11 +100,21 @@ def main(argv: list[str]) -> int:
             print(f"  PDF {time.perf_counter() - t4:.2f} s", flush=True)
         store = FloorStore.sqlite(Path(tmp) / "floor.sqlite")
         try:
-            def shipped(part: list[Any]) -> list[ShippedEntry]:
-                return [ShippedEntry(e.id, e.t_ns, e.kind, None, None, None, None, e.round_id, e.body, None)
-                        for e in part]
+            # Shipped as a daemon ships them: hash-chained from the journal's genesis (every
+            # table's stream is "T<n>.bench", journal id "bench": one chain serves them all).
+            prev = [genesis("bench")]
 
-            day, more = shipped(entries), [shipped(part) for part in later]
+            def shipped(part: list[Any]) -> list[ShippedEntry]:
+                out = []
+                for e in part:
+                    prev[0] = entry_hash(prev[0], e.id, e.t_ns, e.kind, None, None, None, None, e.round_id, e.body,
+                                         None)
+                    out.append(ShippedEntry(e.id, e.t_ns, e.kind, None, None, None, None, e.round_id, e.body, None,
+                                            prev[0]))
+                return out
+
+            day = shipped(entries)
+            more = [shipped(part) for part in later]
             t5 = time.perf_counter()
             for n in range(args.tables):
                 for k in range(0, len(day), 1000):
