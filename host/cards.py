@@ -104,7 +104,7 @@ def make_card(rank: int, suit: int) -> int:
 
 
 def card_text(card: int) -> str:
-    """The two-character text of a card code, e.g. 34 -> ``"Td"``."""
+    """The two-character text of a card code, e.g. 33 -> ``"Td"``."""
     return _TEXT[check_card(card)]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import replace
 from typing import Annotated, Any, AsyncIterator, Callable, Iterable, Literal, Mapping
 
@@ -40,6 +41,8 @@ from .limits import BodyLimits
 from .page import mount_page
 from . import pitview
 from .pitview import NOTHING, Public, hand_classes, pit_body, public_of, scrub
+from .tableview import currency_of, layout_of, seat_state
+from .watch import JournalWatch
 
 # Path parameters are bounded too: a refused request's round id and wager name are journaled.
 RoundId = Annotated[str, Path(min_length=1, max_length=64, description='the round, e.g. "T07-3f9c0a1b-000001"',
@@ -114,20 +117,35 @@ def _field_of(loc: Iterable[Any]) -> str:
     return ".".join(parts) or "body"
 
 
+def _unnamed(item: Published) -> str:
+    """A server-sent event without its `event:` line: delivered to `onmessage` whatever its type."""
+    return "".join(line for line in sse_format(item).splitlines(keepends=True) if not line.startswith("event: "))
+
+
+def _pit_referral(referral: dict[str, Any]) -> dict[str, Any]:
+    """A referral as the pit sees it (reading 79): through the pit view's one filter with
+    nothing public (a card out of the shoe between rounds or after a void may lie face down;
+    the cards a deck fault names as never dealt may be in a hand), its entry id and time kept."""
+    out = pit_body({k: v for k, v in referral.items() if k not in ("id", "t_ns")}, NOTHING)
+    out.update({k: referral[k] for k in ("id", "t_ns") if k in referral})
+    return out
+
+
 def _journal_refusal(daemon: Daemon, body: Mapping[str, object]) -> None:
     """Journal an API refusal (a `reject` entry, reason `api_refused`); never the token."""
     if daemon.service is not None:
         daemon.service.record("reject", dict(body))
 
 
-def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable[str]] | None = None,
+def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, Iterable[str]] | None = None,
                stopping: Callable[[], bool] = lambda: False) -> FastAPI:
-    """The API app for a started `daemon`, guarded by `token` (all roles) and `role_tokens`
-    (token -> roles: controller, supervisor, surveillance; see `cardshoe.api.auth`).
+    """The API app for a started `daemon`, guarded by `token` (all roles; None for a table with
+    per-role tokens only) and `role_tokens` (token -> roles: controller, supervisor,
+    surveillance; see `cardshoe.api.auth`).
 
     `stopping()` turns true when the server is shutting down; open event streams then end
     within a second, so a graceful stop does not wait on them."""
-    if len(token) < 16:
+    if token is not None and len(token) < 16:
         raise ValueError("token: at least 16 characters")
     app = FastAPI(
         title="cardshoe table API",
@@ -241,6 +259,58 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
             raise HTTPException(503, {"field": "daemon", "message": "not started", "error": "NotReady"})
         return daemon.control
 
+    watches: dict[str, JournalWatch] = {}
+    ack_lock = threading.Lock()
+
+    def close_watches() -> None:
+        for w in watches.values():
+            w.close()
+        watches.clear()
+
+    app.router.on_shutdown.append(close_watches)
+
+    def watch() -> JournalWatch:
+        """The journal's integrity reports, open referrals and refusals (cardshoe.api.watch)."""
+        control()  # the daemon is started: its journal exists
+        key = str(daemon.config.journal)
+        if key not in watches:
+            for old in watches.values():
+                old.close()
+            watches.clear()
+            watches[key] = JournalWatch(daemon.config.journal)
+        return watches[key]
+
+    cfg = daemon.config
+    layout = layout_of(cfg.game, cfg.dealing, cfg.method, cfg.seats)
+    currency = currency_of(cfg.game)
+
+    def table_extras(status: dict[str, Any], pit: bool) -> dict[str, Any]:
+        """What the table page reads beside the daemon's status (docs/api.md, `GET /status`)."""
+        w = watch()
+        referrals = w.open_referrals()
+        integrity = w.shoe_integrity()
+        svc = control().service
+        with svc.lock:
+            pool, reset = svc.core.jackpot_pool, svc.core.setup.jackpot_reset
+        for serial, shoe in (status.get("shoes") or {}).items():
+            shoe["integrity"] = integrity.get(int(serial))
+        if pit:
+            referrals = [_pit_referral(r) for r in referrals]
+        return {"journal": {"id": w.journal_id, "file": cfg.journal.name, "last_entry": w.last_id},
+                "jackpot": {"pool": pool, "reset": reset}, "currency": currency, "layout": layout,
+                "referrals": referrals}
+
+    def round_extras(round_id: str) -> dict[str, Any]:
+        """A round's seats as they stand, who owes a decision, and its refused inputs."""
+        svc = control().service
+        with svc.lock:
+            rnd = svc.core.rounds.get(round_id)
+            if rnd is None:
+                return {}
+            out: dict[str, Any] = {"seat_state": seat_state(rnd), "owing": rnd.owing_decisions()}
+        out["refusals"] = watch().round_refusals(round_id)
+        return out
+
     @app.exception_handler(Refused)
     async def refused(_: Request, exc: Refused) -> JSONResponse:
         return JSONResponse({"detail": exc.to_json()}, status_code=exc.status)
@@ -268,14 +338,50 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
 
     @app.get("/status", tags=["table"], response_model=m.Status, responses=_errors(*_READ))
     def status(who: Principal = read_dep, view: Literal["pit", "all"] | None = view_q) -> dict[str, Any]:
-        """The daemon: link state, counters (rejected frames by reason), round in play, alarms."""
+        """The daemon: link state, counters (rejected frames by reason), round in play, alarms;
+        for the table page the journal, the jackpot pool, the currency, the layout of the
+        game's positions, each shoe's integrity and the referrals outside a round still open."""
         result: dict[str, Any] = daemon.status()
-        if _pit(who, view):
+        pit = _pit(who, view)
+        result.update(table_extras(result, pit))
+        if pit:  # referrals went through the pit view's filter in table_extras
             public = public_now(result.get("current_round"))
             alarms = [pit_body(a, public) for a in result.get("alarms") or []]
-            result = scrub({k: v for k, v in result.items() if k != "alarms"}, public)
-            result["alarms"] = alarms
+            referrals = result.get("referrals") or []
+            # The page's table facts (journal, pool, currency, layout) hold no card: not walked
+            # (the walk would take the currency's `code` for a card's).
+            plain: dict[str, Any] = {k: result[k] for k in ("journal", "jackpot", "currency", "layout") if k in result}
+            result = scrub({k: v for k, v in result.items() if k not in ("alarms", "referrals", *plain)}, public)
+            result.update(plain, alarms=alarms, referrals=referrals)
         return result
+
+    @app.post("/referrals/{entry_id}/acknowledge", dependencies=supervisor, tags=["irregularities"],
+              response_model=m.ReferralAcknowledged, responses=_errors(401, 403, 404, 409, 413, 422, 503))
+    def acknowledge_referral(body: m.AcknowledgeIn,
+                             entry_id: int = Path(ge=1, le=m.MAX_COUNTER * 1000,
+                                                  description="the referral's journal entry (its event id)")
+                             ) -> dict[str, Any]:
+        """A supervisor has seen a referral outside a round (a key pressed or a deck fault
+        reported with no round in play, a card out of the shoe between rounds; rule 6.1) and
+        referred it to the shift manager: journaled (`referral_acknowledged`, with who), and
+        it leaves `/status` `referrals`. Nothing else changes."""
+        svc = control().service
+        with ack_lock:
+            w = watch()
+            referral = w.referral(entry_id)
+            if referral is None:
+                raise Refused(404, "entry_id", f"entry {entry_id} is not a referral outside a round", "NotFound")
+            done = w.acknowledged.get(entry_id)
+            if done is not None:
+                raise Refused(409, "entry_id", f"referral {entry_id} was already acknowledged by {done['by']}",
+                              "AlreadyAcknowledged")
+            svc.record("daemon", {"type": "referral_acknowledged", "entry": entry_id,
+                                  "referral": referral.get("type"), "rules": referral.get("rules"),
+                                  "by": body.by, "note": body.note}, publish=True)
+            if svc.failed is not None:
+                raise ServiceFailed(str(svc.failed))
+            w.scan()
+        return {"acknowledged": entry_id, "by": body.by}
 
     @app.post("/rounds", dependencies=controller, tags=["round"], status_code=201, response_model=m.Opened,
               responses=_errors(401, 403, 409, 413, 422, 500, 503))
@@ -302,6 +408,7 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         Cards are text ("As"). The pit view (a supervisor's token or session, or `?view=pit`)
         leaves out the value of every card still face down: `null` (docs/api.md, "Roles")."""
         snapshot: dict[str, Any] = control().round_snapshot(round_id)
+        snapshot.update(round_extras(round_id))
         if _pit(who, view):
             snapshot = pit_round(snapshot)
         if classes:
@@ -555,6 +662,8 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
                                   description="start after this event id (as Last-Event-ID), from the journal; "
                                               "0 or -1: from the first"),
         limit: int | None = Query(None, ge=1, le=1_000_000, description="end the stream after this many events"),
+        names: bool = Query(True, description="false: no `event:` line, so every event reaches a browser's "
+                                              "`EventSource.onmessage` whatever its type (the type is in the data)"),
     ) -> StreamingResponse:
         """Server-sent events: cards as placed (as text, "As"), hands complete, flags, settlements,
         link losses.
@@ -563,6 +672,7 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
         first. `?limit=N` ends the stream after N events (for scripts and tests)."""
         start = last_event_id if last_event_id is not None else after
         pit: dict[str | None, tuple[int, Public]] | None = {} if _pit(who, view) else None
+        sse = sse_format if names else _unnamed
         loop = asyncio.get_running_loop()
         sub = daemon.bus.subscribe(loop)
 
@@ -580,7 +690,7 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
                             if not streamable(entry.kind, entry.data()):
                                 continue
                             item = Published.from_entry(entry)
-                            yield sse_format(shown(item, pit))
+                            yield sse(shown(item, pit))
                             last = item.id
                             sent += 1
                             if limit is not None and sent >= limit:
@@ -602,12 +712,12 @@ def create_app(daemon: Daemon, token: str, *, role_tokens: Mapping[str, Iterable
                         continue
                     idle = 0
                     if item.kind == "overflow":
-                        yield sse_format(item)
+                        yield sse(item)
                         return
                     if item.id <= last:
                         continue  # already sent from the journal backlog
                     last = item.id
-                    yield sse_format(shown(item, pit))
+                    yield sse(shown(item, pit))
                     sent += 1
                     if limit is not None and sent >= limit:
                         return

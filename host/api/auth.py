@@ -74,11 +74,16 @@ class Guard:
     unjournaled: int = 0
 
     @classmethod
-    def from_tokens(cls, all_roles_token: str, role_tokens: Mapping[str, Iterable[str]] | None = None,
+    def from_tokens(cls, all_roles_token: str | None, role_tokens: Mapping[str, Iterable[str]] | None = None,
                     **kwargs: object) -> Guard:
-        """A guard for the table's all-roles `all_roles_token` and per-role tokens
-        (`role_tokens`: token -> roles). Raises ValueError for a short token or an unknown role."""
-        pairs: list[tuple[bytes, frozenset[str]]] = [(all_roles_token.encode(), ALL_ROLES)]
+        """A guard for the table's all-roles `all_roles_token` (None: a table with per-role
+        tokens only) and per-role tokens (`role_tokens`: token -> roles). Raises ValueError for
+        a short token, an unknown role, or no token at all."""
+        pairs: list[tuple[bytes, frozenset[str]]] = []
+        if all_roles_token is not None:
+            if len(all_roles_token) < 16:
+                raise ValueError("token: at least 16 characters")
+            pairs.append((all_roles_token.encode(), ALL_ROLES))
         for tok, roles in (role_tokens or {}).items():
             rs = frozenset(roles)
             if len(tok) < 16:
@@ -86,6 +91,8 @@ class Guard:
             if not rs <= ALL_ROLES:
                 raise ValueError(f"roles: {sorted(rs - ALL_ROLES)} unknown (known: {', '.join(ROLES)})")
             pairs.append((tok.encode(), rs))
+        if not pairs:
+            raise ValueError("no token: the table needs an all-roles token or [roles] tokens")
         return cls(tuple(pairs), **kwargs)  # type: ignore[arg-type]
 
     # -- credentials ---------------------------------------------------------------------

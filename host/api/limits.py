@@ -29,10 +29,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 class BodyLimits:
     """ASGI middleware: refuse a request body over the limits with a 4xx naming the field."""
 
-    def __init__(self, app: ASGIApp, token: str, limits: Limits = API_BODY,
+    def __init__(self, app: ASGIApp, token: str | None, limits: Limits = API_BODY,
                  authorised: Callable[[dict[bytes, bytes]], bool] | None = None) -> None:
         self.app = app
-        self._token = token.encode()
+        self._token = None if token is None else token.encode()
         self.limits = limits
         # Who counts as authorised (role tokens, session cookies); default: the one token.
         self._check = authorised
@@ -80,7 +80,8 @@ class BodyLimits:
         if self._check is not None:
             return self._check(headers)
         scheme, _, credentials = headers.get(b"authorization", b"").partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._token)
+        return (self._token is not None and scheme.lower() == b"bearer"
+                and hmac.compare_digest(credentials.strip(), self._token))
 
 
 async def _answer(send: Send, status: int, field: str, message: str, error: str) -> None:

@@ -244,6 +244,12 @@ class VoidIn(BaseModel):
     by: str = Field(min_length=1, max_length=80)
 
 
+class AcknowledgeIn(BaseModel):
+    model_config = _STRICT
+    by: str = Field(min_length=1, max_length=80, description="the supervisor who saw it and referred it")
+    note: str | None = Field(None, max_length=200)
+
+
 _ID_PATTERN = r"^\S(.*\S)?$"
 
 
@@ -504,6 +510,37 @@ class Settlement(_Out):
     totals: Totals
 
 
+class SeatState(_Out):
+    """One seat as the round stands (for the table page)."""
+
+    wagers: dict[str, int] = Field(description="wager -> amount as it stands: those placed, and a play (TCP 3.9.2: "
+                                               "the ante) or a bet (Stud 1.1.2: twice the ante) once made")
+    decisions: list[ChoiceField] = Field(description="the player's decisions in order")
+    decided: dict[str, str] = Field(description="by wager, as in the round format: ante play/bet/fold, "
+                                                "one/two withdraw/ride")
+    owes_decision: bool
+    folded: bool
+    declined_comparison: bool
+    absent: bool = Field(description="absent for the decision (5.11)")
+    void: VoidMark | None
+
+
+class Refusal(_Out):
+    """An input the table refused (or could not finish) for a round, as journaled."""
+
+    id: int = Field(description="its journal entry (event id)")
+    t_ns: int
+    type: Literal["input_refused", "settlement_failed", "internal_error"]
+    op: str | None = Field(None, description="the round operation refused, e.g. Settle")
+    action: str | None = None
+    error: str | None = None
+    field: str | None = None
+    message: str | None = None
+    rule: str | None = None
+    after: int = Field(description="the round's last accepted event before it")
+    latest: bool = Field(description="nothing was accepted for the round since")
+
+
 class Round(_Out):
     """A round as the table holds it. In the pit view (`view: "pit"`) a card still face down
     is `null` and carries no `reader_id`."""
@@ -533,6 +570,15 @@ class Round(_Out):
     settlement: Settlement | None = Field(None, description="once settled")
     view: Literal["pit"] | None = Field(None, description='"pit" when face-down cards are left out')
     hand_classes: dict[str, str] | None = Field(None, description="with ?classes=true: each complete hand's class")
+    seat_state: dict[str, SeatState] | None = Field(None, description="seat -> its wagers as they stand, decisions, "
+                                                                       "whether it owes one, folded, absent or void")
+    owing: list[int] | None = Field(None, description="the seats that still owe a decision")
+    refusals: list[Refusal] | None = Field(None, description="the round's refused inputs, oldest first (at most 20)")
+
+
+class ReferralAcknowledged(_Out):
+    acknowledged: int = Field(description="the referral's journal entry")
+    by: str
 
 
 class RoundListItem(_Out):
@@ -576,6 +622,34 @@ class MaintenanceSent(Sent):
     seq: int
 
 
+class JournalInfo(_Out):
+    id: str | None = Field(description="the journal's id (a new journal, a new gaming day, has a new one)")
+    file: str
+    last_entry: int = Field(description="the latest event or daemon entry seen (to resume the stream near it)")
+
+
+class JackpotInfo(_Out):
+    pool: int | None = Field(description="the progressive pool as last set (minor units); null before")
+    reset: int | None = Field(description="what the pool resets to ([jackpot] reset); null: no progressive")
+
+
+class CurrencyInfo(_Out):
+    code: str
+    minor_per_major: int
+
+
+class Layout(_Out):
+    """The game's positions when every seat plays: card counts, face-up places, wagers."""
+
+    hand_size: int
+    dealer: int
+    community: int
+    burn: int
+    security: int
+    public: list[Place]
+    wagers: list[str]
+
+
 class Status(_Out):
     """The daemon: link, alarms, shoes, counters, the round in play (docs/api.md, "Endpoints")."""
 
@@ -595,6 +669,14 @@ class Status(_Out):
     version_mismatch: dict[str, dict[str, Any]]
     link: dict[str, Any] | None
     subscribers: int
+    journal: JournalInfo | None = None
+    jackpot: JackpotInfo | None = None
+    currency: CurrencyInfo | None = None
+    layout: Layout | None = None
+    referrals: list[dict[str, Any]] = Field([], description="referrals outside a round not yet acknowledged "
+                                                             "(key_outside_round, deck_fault_outside_round, "
+                                                             "card_outside_round events with their journal `id`), "
+                                                             "newest first")
 
 
 # -- errors ---------------------------------------------------------------------------

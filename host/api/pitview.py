@@ -364,6 +364,8 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "evidence_written": _kind("type round_id reason path sha256 public_key"),
     "evidence_failed": _kind("type round_id error message"),
     "evidence_exported": _kind("type round_id roles via"),
+    # A supervisor saw a referral outside a round (issue 22; reading 79): who, and which.
+    "referral_acknowledged": _kind("type entry referral rules by note"),
     # -- who deals, and the shift's hold alarm (issue 23: cardshoe.daemon.staff, cardshoe.report) --
     "staff_signed_on": _kind("type role staff_id replaced"),
     "staff_signed_off": _kind("type role staff_id"),
@@ -384,6 +386,7 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "port_unavailable": _kind("type port detail since_ns message"),
     "shuffle": _kind("type shoe shoe_no deck_id round_id rule finding message"),
     "shoe_session": _kind("type shoe shoe_no journal_shoe_no rule message"),
+    "floor_journal": _kind("type table message"),
     # -- the stream's own marker --
     "overflow": _kind("type"),
 }
@@ -423,7 +426,10 @@ def pit_body(body: Mapping[str, Any], public: Public) -> dict[str, Any]:
 #: the table displays (LIR 4.3).
 ROUND = frozenset({"round_id", "game", "device", "method", "status", "wagers", "magic_card", "lucky_seat",
                    "procedure", "placements", "cards", "not_due", "hands", "burns", "security", "exposures",
-                   "decisions", "absent", "irregularities", "void", "void_seats", "jackpot_pool", "settlement"})
+                   "decisions", "absent", "irregularities", "void", "void_seats", "jackpot_pool", "settlement",
+                   # the table page's additions (issue 22): seats as they stand, who owes a
+                   # decision, the round's refused inputs (walked like the rest)
+                   "seat_state", "owing", "refusals"})
 _ROUND_PUBLIC = frozenset({"magic_card"})
 
 

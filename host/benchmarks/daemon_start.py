@@ -131,6 +131,40 @@ def first_event(path: Path, tmp: Path) -> dict[str, float]:
             "all_s": streamed["all"], "pit_s": streamed["pit"], "all_n": streamed["all_n"], "pit_n": streamed["pit_n"]}
 
 
+def page_reads(path: Path, tmp: Path) -> dict[str, float]:
+    """What the table page reads at each refresh, on a running daemon's API: `GET /status`
+    (its first call reads the journal's last entries for integrity and referrals, up to
+    `cardshoe.api.watch.WINDOW`; later ones only what was appended) and `GET /rounds/{id}` of
+    the last round with its seat state and refusals (docs/api.md, "The live table page")."""
+    import statistics
+
+    from fastapi.testclient import TestClient
+
+    from cardshoe.api.app import create_app
+
+    _, _, daemon = _start_stop(_config(path, tmp))
+    try:
+        client = TestClient(create_app(daemon, TOKEN), headers={"Authorization": f"Bearer {TOKEN}"})
+        t0 = time.perf_counter()
+        status = client.get("/status").json()
+        first = time.perf_counter() - t0
+        times = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            status = client.get("/status").json()
+            times.append(time.perf_counter() - t0)
+        rid = status["current_round"]
+        rounds = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            client.get(f"/rounds/{rid}?view=pit&classes=true").raise_for_status()
+            rounds.append(time.perf_counter() - t0)
+    finally:
+        daemon.stop()
+    return {"first_ms": first * 1000, "status_ms": statistics.median(times) * 1000,
+            "round_ms": statistics.median(rounds) * 1000}
+
+
 def main(sizes: list[int], journal_dir: Path | None = None) -> int:
     """Run and print the figures."""
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -155,4 +189,8 @@ def main(sizes: list[int], journal_dir: Path | None = None) -> int:
             print(f"GET /events?after=0 streamed whole: every card {int(e['all_n'])} events in "
                   f"{e['all_s'] * 1000:.0f} ms ({e['all_n'] / e['all_s']:.0f} events/s), the pit view "
                   f"{int(e['pit_n'])} events in {e['pit_s'] * 1000:.0f} ms ({e['pit_n'] / e['pit_s']:.0f} events/s)")
+            p = page_reads(last["path"], tmp)
+            print(f"the table page's reads on the {last['cards']}-card journal: first GET /status "
+                  f"{p['first_ms']:.1f} ms (reads the journal's last entries), then {p['status_ms']:.1f} ms "
+                  f"(median of 20); GET /rounds/{{id}}?view=pit&classes=true {p['round_ms']:.1f} ms (median of 20)")
     return 0

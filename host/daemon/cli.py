@@ -8,8 +8,11 @@ on the command line override the file. The API listens on 127.0.0.1:8600 unless 
 otherwise (`--listen HOST:0`: on a port the kernel picks; `--listen-fd FD`: on a bound TCP
 socket the parent process passes). Once the socket listens the daemon prints
 `cardshoe run: listening on http://HOST:PORT` on stderr and, with `--port-file PATH`, writes
-PORT to PATH atomically (removed again at a clean stop). Its bearer token is read from
-$CARDSHOE_TOKEN or the token file (created, mode 0600, when the file does not exist yet).
+PORT to PATH atomically (removed again at a clean stop). The all-roles bearer token (it grants
+the controller's, the supervisor's and surveillance's roles) is read from $CARDSHOE_TOKEN or the
+token file (created, mode 0600, when the file does not exist yet). The table file's [roles]
+section gives each role its own token file (controller, supervisor, surveillance; each created
+0600 if absent); with [roles], the all-roles token may be left out altogether.
 
 Exit status (each failure is one line on stderr):
   0  stopped by SIGTERM or SIGINT
@@ -64,7 +67,10 @@ def _parser() -> argparse.ArgumentParser:
                              "(it keeps the port across restarts of the daemon); instead of --listen")
     p.add_argument("--port-file", type=Path, metavar="PATH",
                    help="once the API listens, write its port number to PATH (a temp file renamed over it)")
-    p.add_argument("--token-file", type=Path, help="the table controller's bearer token (created if absent)")
+    p.add_argument("--token-file", type=Path,
+                   help="the table's all-roles token (controller, supervisor and surveillance; created 0600 if "
+                        "absent); per-role tokens come from the table file's [roles] section, and with [roles] "
+                        "this may be left out (docs/api.md, \"Authentication and roles\")")
     p.add_argument("--config", type=Path, help="a table TOML file")
     p.add_argument("--journal-restored", action="store_true",
                    help="the journal was restored from a backup or copied from another PC: each shoe is "
@@ -95,9 +101,14 @@ def _create_token_file(path: Path, what: str) -> None:
     log.info("created the %s token in %s", what, path)
 
 
-def ensure_token(config: TableConfig) -> str:
-    """The API token; a configured token file that does not exist yet is created (0600)."""
-    if not os.environ.get("CARDSHOE_TOKEN") and config.token_file is not None and not config.token_file.exists():
+def ensure_token(config: TableConfig) -> str | None:
+    """The all-roles API token; a configured token file that does not exist yet is created
+    (0600). None for a table with `[roles]` and neither `token_file` nor $CARDSHOE_TOKEN:
+    its per-role tokens are then the only ones (docs/api.md, "Tokens")."""
+    env = os.environ.get("CARDSHOE_TOKEN")
+    if not env and config.token_file is None and config.role_token_files:
+        return None
+    if not env and config.token_file is not None and not config.token_file.exists():
         _create_token_file(config.token_file, "table's API (all roles)")
     token: str = read_token(config)
     return token

@@ -10,7 +10,8 @@ holds the same settings and more, and command-line options override it. Example:
     seats = 7                           # playing positions on the layout, 1..7
     dealing = "automated"               # "automated" or "manual" (rules 3.7 / 3.8)
     method = "A"                        # Xtreme only: dealing method A, B or C (rule 3.7)
-    token_file = "/etc/cardshoe/TCP-07.token"   # an all-roles token (controllers of earlier versions)
+    token_file = "/etc/cardshoe/TCP-07.token"   # an all-roles token (controllers of earlier versions;
+                                        # may be left out when [roles] gives every role its own)
 
     [roles]                             # a token file per role (created 0600 if absent; docs/api.md, "Roles")
     controller = "/etc/cardshoe/TCP-07.controller.token"
@@ -315,7 +316,7 @@ def build_config(file_settings: Mapping[str, Any], overrides: Mapping[str, Any])
 
 
 def read_token(config: TableConfig) -> str:
-    """The table controller's bearer token: $CARDSHOE_TOKEN, else the token file.
+    """The table's all-roles bearer token: $CARDSHOE_TOKEN, else the token file.
 
     Refuses a token file readable by group or others: the token lets its holder see
     unexposed cards."""
@@ -327,7 +328,8 @@ def read_token(config: TableConfig) -> str:
                               f"({len(token)}); the API needs at least {MIN_TOKEN}")
         return token
     if config.token_file is None:
-        raise ConfigError("table.token_file: set it (or $CARDSHOE_TOKEN); the API needs the table's token")
+        raise ConfigError("table.token_file: set it (or $CARDSHOE_TOKEN, or give each role a token file in "
+                          "[roles]); the API needs a token")
     return read_token_file(config.token_file, "table.token_file")
 
 

@@ -693,6 +693,12 @@ class JournalReader:
             row = self._conn.execute(f"SELECT {self._columns} FROM entries WHERE id = ?", (entry_id,)).fetchone()
         return None if row is None else _row_entry(row)
 
+    def last_id(self) -> int:
+        """The id of the journal's latest entry (0 for an empty journal)."""
+        with self._lock:
+            row = self._conn.execute("SELECT COALESCE(MAX(id), 0) FROM entries").fetchone()
+        return int(row[0])
+
     def last(self, kind: str) -> Entry | None:
         """The latest entry of `kind`, or None."""
         with self._lock:

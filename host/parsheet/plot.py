@@ -14,6 +14,8 @@ pyplot state), so the plot can be made on a table PC or in CI without a screen.
 
 from __future__ import annotations
 
+import os
+import textwrap
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence
@@ -26,8 +28,10 @@ __all__ = ["FORMATS", "PlotError", "check_plot_path", "figure", "plot", "edge_te
 FORMATS = {".png": "png", ".svg": "svg"}
 
 _WIN, _LOSS, _PUSH, _POOL = "#2e7d32", "#c62828", "#9e9e9e", "#1565c0"
-_BAR_HEIGHT_IN = 0.28  # figure inches per outcome line
+_BAR_HEIGHT_IN = 0.28  # figure inches per outcome line of one text line
+_LABEL_LINE_IN = 0.13  # and per further line of a wrapped label
 _PANEL_EXTRA_IN = 0.9  # title and axis of each panel
+_LABEL_WIDTH = 58  # characters per line of an outcome's label (wrapped, never cut)
 
 
 class PlotError(ParSheetError):
@@ -35,15 +39,28 @@ class PlotError(ParSheetError):
 
 
 def check_plot_path(path: Path) -> str:
-    """The format to write `path` in, from its suffix; PlotError for any other suffix.
+    """The format to write `path` in, from its suffix; PlotError for any other suffix, or a
+    file that cannot be written there (no such folder, a folder by that name, no permission,
+    a read-only file system).
 
-    Checked before the sheet is computed (Singapore Stud's takes a minute), so a typo in
-    the name fails at once."""
+    Checked before the sheet is computed (Singapore Stud's takes minutes), so a typo in the
+    name or the folder fails at once. Nothing is left behind: an existing file is opened for
+    appending (not changed), a new one is created and removed again."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         shown = path.suffix or "no suffix"
         raise PlotError(f"--plot {path}: cannot tell the format from {shown}; "
                         f"use a file name ending in {' or '.join(FORMATS)}")
+    if path.is_dir():
+        raise PlotError(f"--plot {path}: cannot write it: it is a folder")
+    existed = path.exists()
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise PlotError(f"--plot {path}: cannot write it: {exc.strerror or exc}") from exc
+    if not existed:
+        os.unlink(path)
     return fmt
 
 
@@ -78,7 +95,7 @@ def figure(sheets: Sequence[ParSheet]) -> Any:
     panels = [(sheet, w) for sheet in sheets for w in sheet.wagers]
     if not panels:
         raise PlotError("no wagers to plot")
-    heights = [max(len(w.lines), 1) * _BAR_HEIGHT_IN + _PANEL_EXTRA_IN for _, w in panels]
+    heights = [_panel_height(w) for _, w in panels]
     fig = Figure(figsize=(12, sum(heights) + 0.8), layout="constrained")
     titles = "; ".join(f"{s.title} (rules {s.rules_version}, pay tables revision {s.revision})" for s in sheets)
     fig.suptitle(titles + "\nbar: the outcome's exact probability; green the player wins, red loses, grey a "
@@ -87,6 +104,17 @@ def figure(sheets: Sequence[ParSheet]) -> Any:
     for ax, (_sheet, wager) in zip(axes, panels):
         _panel(ax, wager)
     return fig
+
+
+def label_lines(label: str) -> list[str]:
+    """An outcome's label as drawn beside its bar: whole, wrapped at word boundaries."""
+    return textwrap.wrap(label, _LABEL_WIDTH, break_on_hyphens=False) or [""]
+
+
+def _panel_height(wager: WagerSheet) -> float:
+    lines = [ln for ln in wager.lines if ln.probability > 0] or wager.lines
+    extra = sum(len(label_lines(ln.label)) - 1 for ln in lines)
+    return max(len(lines), 1) * _BAR_HEIGHT_IN + extra * _LABEL_LINE_IN + _PANEL_EXTRA_IN
 
 
 def _panel(ax: Any, wager: WagerSheet) -> None:
@@ -102,12 +130,15 @@ def _panel(ax: Any, wager: WagerSheet) -> None:
     ys = list(range(len(lines)))
     widths = [float(ln.probability) for ln in lines]
     ax.barh(ys, widths, color=[_colour(ln) for ln in lines], gid=f"bars-{wager.wager}")
-    ax.set_yticks(ys, [ln.label[:80] for ln in lines], fontsize=7)
+    ax.set_yticks(ys, ["\n".join(label_lines(ln.label)) for ln in lines], fontsize=7)
     ax.invert_yaxis()  # the sheet's first line at the top, as in the text table
     ax.set_xscale("log")
-    ax.set_xlim(min(widths) / 3, 30)  # room on the right for the labels
-    for y, ln, w in zip(ys, lines, widths):
-        ax.text(w * 1.15, y, line_text(ln), va="center", fontsize=7)
+    # A probability is at most 1: the axis ends there, and what each line pays is written in
+    # a column to the right of the panel, level with its bar.
+    ax.set_xlim(min(widths) / 3, 1)
+    right = ax.get_yaxis_transform()  # x in the panel's width (1 = its right edge), y in lines
+    for y, ln in zip(ys, lines):
+        ax.text(1.01, y, line_text(ln), va="center", fontsize=7, transform=right)
     ax.set_xlabel("probability (log scale)", fontsize=8)
     ax.tick_params(axis="x", labelsize=7)
 
@@ -121,7 +152,8 @@ def plot(sheets: Sequence[ParSheet], path: Path) -> Path:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "cardshoe"}):
         fig = figure(sheets)
         try:
-            fig.savefig(path, format=fmt, dpi=110)
+            # "tight": the column of what each line pays, right of the panels, is in the file whole.
+            fig.savefig(path, format=fmt, dpi=110, bbox_inches="tight", pad_inches=0.15)
         except OSError as exc:
             raise PlotError(f"--plot {path}: cannot write it: {exc.strerror or exc}") from exc
     return path

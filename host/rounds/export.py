@@ -17,7 +17,7 @@ from .places import PlaceKind, Position
 from .procedures import BASE_WAGERS, LET_IT_RIDE, STUD, WAGERS
 from .state import TCP_FAMILY, RoundState
 
-__all__ = ["round_to_json", "FORMAT"]
+__all__ = ["round_to_json", "seat_wagers", "FORMAT"]
 
 FORMAT = "cardshoe.round/1"
 
@@ -104,30 +104,13 @@ def round_to_json(
     seats_out: list[dict[str, Any]] = []
     seat_numbers = sorted(set(rnd.wagers) | set(rnd.active_seats()))
     for seat in seat_numbers:
-        wagers = dict(rnd.wagers.get(seat, {}))
-        made = rnd.decisions.get(seat, [])
-        decisions: dict[str, str] = {}
-        if rnd.game in TCP_FAMILY or rnd.game == STUD:
-            if Choice.PLAY in made:
-                wagers["play"] = wagers["ante"]  # 3.9.2: equal to the ante
-                decisions["ante"] = "play"
-            elif Choice.BET in made:
-                wagers["bet"] = 2 * wagers["ante"]  # stud 1.1.2: twice the ante
-                decisions["ante"] = "bet"
-            elif Choice.FOLD in made:
-                decisions["ante"] = "fold"
-        elif rnd.game == LET_IT_RIDE:
-            for choice in made:
-                if choice in (Choice.PULL_1, Choice.RIDE_1):
-                    decisions["one"] = "withdraw" if choice is Choice.PULL_1 else "ride"
-                elif choice in (Choice.PULL_2, Choice.RIDE_2):
-                    decisions["two"] = "withdraw" if choice is Choice.PULL_2 else "ride"
+        wagers, decisions = seat_wagers(rnd, seat)
         entry: dict[str, Any] = {"seat": seat, "wagers": wagers}
         if decisions:
             entry["decisions"] = decisions
         if seat in rnd.absent:
             entry["absent"] = True
-        if Choice.DECLINE_COMPARISON in made:
+        if Choice.DECLINE_COMPARISON in rnd.decisions.get(seat, []):
             entry["declined_comparison"] = True
         entry["cards"] = _cards(rnd.hand(Position.seat_(seat)))
         seats_out.append(entry)
@@ -188,3 +171,30 @@ def round_to_json(
     else:
         out["jackpot"] = None
     return out
+
+
+def seat_wagers(rnd: RoundState, seat: int) -> tuple[dict[str, int], dict[str, str]]:
+    """The wagers of ``seat`` as they stand (those placed, and a play or bet once the player
+    made it) and its decisions by wager, in the round format's words.
+
+    Three Card Poker family: a Play wager equal to the ante (3.9.2); Singapore Stud: a Bet of
+    twice the ante (1.1.2); Let It Ride: the 1 and the 2 withdrawn or let ride (3.11-3.12)."""
+    wagers = dict(rnd.wagers.get(seat, {}))
+    made = rnd.decisions.get(seat, [])
+    decisions: dict[str, str] = {}
+    if rnd.game in TCP_FAMILY or rnd.game == STUD:
+        if Choice.PLAY in made:
+            wagers["play"] = wagers["ante"]  # 3.9.2: equal to the ante
+            decisions["ante"] = "play"
+        elif Choice.BET in made:
+            wagers["bet"] = 2 * wagers["ante"]  # stud 1.1.2: twice the ante
+            decisions["ante"] = "bet"
+        elif Choice.FOLD in made:
+            decisions["ante"] = "fold"
+    elif rnd.game == LET_IT_RIDE:
+        for choice in made:
+            if choice in (Choice.PULL_1, Choice.RIDE_1):
+                decisions["one"] = "withdraw" if choice is Choice.PULL_1 else "ride"
+            elif choice in (Choice.PULL_2, Choice.RIDE_2):
+                decisions["two"] = "withdraw" if choice is Choice.PULL_2 else "ride"
+    return wagers, decisions

@@ -9,7 +9,10 @@ its header and fields, or the SPEC 3.1 reason it was rejected. Tags are checked 
 a key for a frame's shoe its tag cannot be checked: the line says `"result": "unverified"`
 and still shows what the frame claims, never `"ok"`; its card values (card codes, deck IDs
 read, barcodes, RFID UIDs, the missing-card map, the RFID manifest) are sealed (SPEC 3.5)
-and shown only as `"sealed"`: a byte count, never a card. With the key they are opened.
+and shown only as `"sealed"`: a byte count, never a card. With the key they are opened,
+and the cards a frame names are also given as text beside its fields: a CARD's `"card":
+"Ah"` (null for no card of the deck) and `"read"` (the barcode as read), a NEW_SHOE's
+manifest `"cards"`, a DECK_STATUS's `"never_dealt"`.
 
 Both directions may be in one capture; each (shoe, direction) has its own replay window,
 so a frame seen twice shows as `replay` the second time.
@@ -30,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 from .errors import PayloadError, Reason
 from .frames import Frame, Receiver, Rejection
-from .messages import message_fields, parse_payload
+from .messages import Card, DeckStatus, Message, NewShoe, message_fields, parse_payload
 from .seal import SEALED_FROM
 from .spec import FLAG_RESENT, MessageType, direction_of
 from .spylog import Chunk, SpyLogError, looks_like_spy_log, parse_spy_log
@@ -225,11 +228,43 @@ def dissect_spy_log(chunks: list[Chunk], keys: Callable[[int], bytes | None]) ->
     return [line for _, _, line in out]
 
 
+#: SPEC 6: card code = rank index * 4 + suit, ranks 2..A, suits clubs, diamonds, hearts, spades.
+_RANKS, _SUITS = "23456789TJQKA", "cdhs"
+
+
+def card_text(code: int) -> str | None:
+    """A card code as text ("Ah"); None for 0xFF (no card of the deck read) or any non-card."""
+    return _RANKS[code >> 2] + _SUITS[code & 3] if 0 <= code < 52 else None
+
+
+def card_texts(message: Message) -> dict[str, Any]:
+    """The cards an opened frame names, as text beside its fields: a CARD's `card` (and what
+    the reader read, `read`, when it is printable text: a barcode), a NEW_SHOE's manifest
+    `cards` in order, a DECK_STATUS's `never_dealt` (its missing map) when any bit is set."""
+    if isinstance(message, Card):
+        out: dict[str, Any] = {"card": card_text(message.code)}
+        try:
+            text = message.raw.decode("ascii")
+        except UnicodeDecodeError:
+            text = ""
+        if text and text.isprintable():
+            out["read"] = text
+        return out
+    if isinstance(message, NewShoe) and message.entries:
+        return {"cards": [card_text(e.code) for e in message.entries]}
+    if isinstance(message, DeckStatus) and (message.reason == 3 or message.integrity & 8) and any(message.missing_map):
+        # The map is meaningful at the end of the shoe (SPEC 5 DECK_STATUS), or with MISSING.
+        bitmap = message.missing_map
+        return {"never_dealt": [card_text(c) for c in range(52) if c // 8 < len(bitmap) and bitmap[c // 8] >> (c % 8) & 1]}
+    return {}
+
+
 def _describe(item: Frame | Rejection, offset: int) -> dict[str, Any]:
     if isinstance(item, Frame):
         out: dict[str, Any] = {"offset": offset, "result": "ok", "tag": "verified"}
         out.update(_header_json(item.header))
         out["fields"] = message_fields(item.message)
+        out.update(card_texts(item.message))  # beside the fields: the codes stay as the wire has them
         out["raw"] = item.raw.hex()
         return out
     out = {"offset": offset, "result": item.reason.value}

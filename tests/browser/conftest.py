@@ -21,8 +21,8 @@ from browser_harness import BoardTable, Served, Table  # noqa: E402
 def served(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     made: list[tuple[Table, Served]] = []
 
-    def make(game: str, seats: int = 7) -> Served:
-        table = Table(tmp_path / f"t{len(made)}", game, seats)
+    def make(game: str, seats: int = 7, **settings: Any) -> Served:
+        table = Table(tmp_path / f"t{len(made)}", game, seats, **settings)
         s = Served(table)
         made.append((table, s))
         return s
@@ -59,11 +59,14 @@ def browser() -> Iterator[Any]:
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1250", "--enable-precise-memory-info", "--no-first-run",
+                "--window-size=1440,900", "--enable-precise-memory-info", "--no-first-run",
                 "--disable-extensions", "--disable-background-networking", "--js-flags=--expose-gc"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
     driver.set_script_timeout(30)
+    # The page is laid out for a pit podium screen: its viewport, not the window, is 1440x900.
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 1440, "height": 900, "deviceScaleFactor": 1, "mobile": False})
     try:
         yield driver
     finally:

@@ -188,6 +188,69 @@ def test_role_token_files_from_the_table_file(tmp_path: Path) -> None:
         load_toml(toml)
 
 
+def test_a_table_with_role_tokens_only_runs_without_an_all_roles_token(tmp_path: Path) -> None:
+    """Issue 22 item 9: `[roles]` without `[table] token_file` (nor $CARDSHOE_TOKEN) is a table
+    whose per-role tokens are the only ones: `cardshoe run` starts (it exited 2), each role's
+    token answers with its role, and no all-roles token exists."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+    from daemon_harness import started_port
+
+    toml = tmp_path / "table.toml"
+    files = {role: tmp_path / f"{role}.token" for role in ("controller", "supervisor", "surveillance")}
+    toml.write_text("[roles]\n" + "".join(f'{role} = "{path}"\n' for role, path in files.items()), encoding="utf-8")
+    (tmp_path / "keys").mkdir(mode=0o700)
+    env = {k: v for k, v in os.environ.items() if k != "CARDSHOE_TOKEN"}
+    port_file = tmp_path / "api.port"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cardshoe.cli", "run", "--config", str(toml), "--port", str(tmp_path / "no-shoe"),
+         "--game", TCP, "--seats", "7", "--journal", str(tmp_path / "j.sqlite"), "--keys", str(tmp_path / "keys"),
+         "--listen", "127.0.0.1:0", "--port-file", str(port_file)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        port = started_port(port_file, proc)
+        tokens = {role: path.read_text().strip() for role, path in files.items()}  # created 0600 at start
+        assert all(path.stat().st_mode & 0o777 == 0o600 for path in files.values())
+        for role, token in tokens.items():
+            r = httpx.get(f"http://127.0.0.1:{port}/session", timeout=30)
+            assert r.status_code == 200
+            r = httpx.post(f"http://127.0.0.1:{port}/session", json={"token": token}, timeout=30)
+            assert r.status_code == 200 and r.json()["roles"] == [role], r.text
+        r = httpx.get(f"http://127.0.0.1:{port}/status", headers={"Authorization": "Bearer not-a-token-of-this-table"},
+                      timeout=30)
+        assert r.status_code == 401
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, stderr
+
+
+def test_an_app_needs_some_token() -> None:
+    from cardshoe.api.auth import Guard
+
+    with pytest.raises(ValueError, match="no token"):
+        Guard.from_tokens(None, {})
+    assert Guard.from_tokens(None, {SUP: ["supervisor"]}).roles_of_token(SUP) == frozenset({"supervisor"})
+
+
+def test_run_help_says_what_the_token_file_grants_and_names_roles(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 22 item 9: `--token-file` grants every role, not the controller's alone; [roles]
+    gives each role its own."""
+    from cardshoe.daemon.cli import _parser
+
+    text = " ".join(_parser().format_help().split())
+    assert "table controller's bearer token" not in text
+    assert "all-roles token (controller, supervisor and surveillance" in text
+    assert "[roles]" in text
+
+
 def test_only_the_sign_in_page_and_static_files_are_served_without_a_token(make_table) -> None:  # type: ignore[no-untyped-def]
     # Issue 20 item 8: the description and its page are the API's, and need a token (or a
     # signed-in session) like every endpoint (docs/api.md, "Authentication and roles").

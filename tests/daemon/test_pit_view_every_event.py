@@ -122,6 +122,7 @@ NOT_MADE_HERE = {
     "shoe_crash_loop": "a command that crashes the shoe twice: tests/daemon/test_daemon_crash_loop.py",
     "shoe_crash_loop_cleared": "the same, cleared: tests/daemon/test_daemon_crash_loop.py",
     "command_withheld": "a given-up command the daemon would send on its own: tests/daemon/test_daemon_crash_loop.py",
+    "floor_journal": "a /status alarm while the floor refuses this journal (issue 21): tests/floor/test_floor_chain.py",
     "hold_alarm_cleared": "the hold back in band after more rounds (issue 23); its fields are hold_alarm's, made here",
 }
 
@@ -350,6 +351,9 @@ def _play(table: Table, played: Played, app: Any) -> None:
     n = payloads.pack_deck_status(shoe.payload, s.shoe_no, s.deck_id, 0, s.dealt, 52 - s.dealt, 8, 0, 0, 0,
                                   len(left), bytes(bitmap))
     _frame(table, wire.DECK_STATUS, bytes(shoe.payload[:n]))
+    # A supervisor marks the oldest of those referrals seen (issue 22): journaled, decides nothing.
+    referral = wait_for(lambda: table.ok("GET", "/status")["referrals"], what="the referrals outside a round")[-1]
+    table.ok("POST", f"/referrals/{referral['id']}/acknowledge", json={"by": "PS-1"})
 
     # Round 1, the issue's case: the shoe claims another card at an index the journal holds
     # (an extra card: TCP 5.1 voids the round; its cards are collected unseen).

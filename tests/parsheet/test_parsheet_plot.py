@@ -95,3 +95,53 @@ def test_unknown_suffix_is_refused_before_computing(tmp_path: Path, name: str,
 def test_unwritable_file_is_a_typed_error(tmp_path: Path, sheet) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(PlotError, match="cannot write"):
         plot([sheet], tmp_path / "no-such-folder" / "tcp.svg")
+
+
+def test_outcome_labels_are_drawn_whole(sheet) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22 item 9: a long outcome ("..., ante bonus Royal Flush/Straight Flush 5 to 1")
+    is wrapped beside its bar, never cut."""
+    fig = figure([sheet])
+    for ax, wager in zip(fig.axes, sheet.wagers):
+        drawn = [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()]
+        assert drawn == [line.label for line in wager.lines if line.probability > 0], wager.wager
+    longest = max((line.label for w in sheet.wagers for line in w.lines), key=len)
+    assert len(longest) > 80  # the case that was cut
+
+
+def test_probability_axis_ends_at_one(sheet) -> None:  # type: ignore[no-untyped-def]
+    """A probability is at most 1: no panel's axis runs on to 10 (issue 22 item 9)."""
+    for ax in figure([sheet]).axes:
+        assert ax.get_xlim()[1] == 1.0, ax.get_title(loc="left")
+
+
+@pytest.mark.parametrize("where", ["missing-folder", "a-folder", "a-file-as-folder"])
+def test_unwritable_plot_path_is_refused_before_computing(tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 22 item 9: the sheet can take minutes (Singapore Stud): a --plot that cannot be
+    written fails at once, before any of it is computed."""
+    if where == "missing-folder":
+        out = tmp_path / "no-such-folder" / "tcp.png"
+    elif where == "a-folder":
+        out = tmp_path / "tcp.png"
+        out.mkdir()
+    else:
+        (tmp_path / "plain-file").write_text("x")
+        out = tmp_path / "plain-file" / "tcp.png"
+
+    def computed(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the sheet was computed before the plot's path was checked")
+    monkeypatch.setattr("cardshoe.parsheet.cli.compute", computed)
+    assert main([TCP, "--plot", str(out), "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "cannot write" in captured.err, captured.err
+    assert captured.out == ""
+
+
+def test_checking_an_existing_plot_file_leaves_it_as_it_was(tmp_path: Path) -> None:
+    from cardshoe.parsheet.plot import check_plot_path
+
+    old = tmp_path / "old.svg"
+    old.write_text("<svg/>")
+    assert check_plot_path(old) == "svg" and old.read_text() == "<svg/>"
+    new = tmp_path / "new.png"
+    assert check_plot_path(new) == "png" and not new.exists()

@@ -204,3 +204,31 @@ def test_empty_capture_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, lines, err = run([str(path)], capsys)
     assert code == 1 and not lines  # issue 12 item 9: an empty capture is not a success
     assert "the capture is empty" in err
+
+
+def test_opened_frames_name_their_cards_as_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 22 item 9: a dissected frame's cards as text ("Qd"), beside the codes the wire
+    carries. The expectations are the vectors' own descriptions (SPEC 6's codes)."""
+    def dissected(name: str, *key: str) -> list[dict[str, Any]]:
+        path = tmp_path / f"{name}.bin"  # one capture each: a capture has one replay window per shoe
+        path.write_bytes(capture(name))
+        code, lines, _ = run([str(path), *key], capsys)
+        assert code == 0
+        return lines
+
+    [barcode] = dissected("card_barcode", "--key", KEY_HEX)
+    assert barcode["card"] == "Qd"  # "Q♦ read by barcode"
+    assert barcode["read"] == bytes.fromhex(barcode["fields"]["raw"]).decode("ascii")
+    assert barcode["fields"]["code"] == 41  # the code stays as the wire has it
+    [foreign] = dissected("card_foreign", "--key", KEY_HEX)
+    assert foreign["card"] is None  # "a tag not in the manifest: code 0xFF"
+    [loaded] = dissected("deck_status_loaded", "--key", KEY_HEX)
+    assert "never_dealt" not in loaded  # at a load every card is still to come: not a finding
+    [end] = dissected("deck_status_end", "--key", KEY_HEX)
+    assert end["never_dealt"] == ["As"]  # "end of shoe with A♠ never dealt"
+    manifest = dissected("new_shoe_manifest_uid4", "--key", KEY_HEX)
+    cards = [c for part in manifest for c in part["cards"]]
+    assert len(cards) == 52 and len(set(cards)) == 52  # "a 52-card RFID manifest ... in 2 NEW_SHOE parts"
+    # Without the key the values stay sealed: no card text either.
+    for name in ("card_barcode", "deck_status_end", "new_shoe_manifest_uid4"):
+        assert not [line for line in dissected(name) if {"card", "read", "cards", "never_dealt"} & set(line)]
