@@ -87,7 +87,7 @@ class Cell:
             self.tail_low, self.tail_high = (np.zeros(len(GRID)), np.zeros(len(GRID)))
         if self.tail_low is not None:
             if tails is None:
-                self.tail_low = self.tail_high = None  # a round whose tails are unknown: no sequential test
+                self.tail_low = self.tail_high = None  # tails unknown (an old theory.json): the normal part alone
             else:
                 self.tail_low = self.tail_low + tails[0]
                 self.tail_high = self.tail_high + tails[1]
