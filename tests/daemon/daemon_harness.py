@@ -129,6 +129,21 @@ class Table:
         data: dict[str, Any] = r.json()
         return data
 
+    def settle_linked(self, round_id: str, timeout: float = 60.0) -> dict[str, Any]:
+        """Settle a round of a linked table as a dealer does (docs/api.md, the settle): a 503
+        saying the floor did not answer in time or has not yet received the round
+        (`FloorUnreachable`, `FloorWaiting`) means "settle it again shortly", so it is asked
+        again until `timeout`; any other answer is final (a refusal fails the test)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            r = self.client.post(f"/rounds/{round_id}/settle", json={})
+            error = r.json().get("detail", {}).get("error") if r.status_code == 503 else None
+            if error not in ("FloorUnreachable", "FloorWaiting") or time.monotonic() > deadline:
+                assert r.status_code < 300, f"POST /rounds/{round_id}/settle: {r.status_code} {r.text}"
+                data: dict[str, Any] = r.json()
+                return data
+            time.sleep(0.5)
+
     def deal(self, codes: list[int]) -> None:
         for code in codes:
             self.shoe.deal(code)

@@ -59,7 +59,7 @@ def hit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Table, Doc, 
         docs = []
         for _ in range(2):
             rid = play(table, "As Ks Qs", "Kd 6c 2h", "Js Ts", "4d", progressive=True)["rid"]
-            table.ok("POST", f"/rounds/{rid}/settle", json={})
+            table.settle_linked(rid)
             path = wait_for(lambda: table.daemon.evidence_files.get(rid), 30, "the evidence of the hit")
             docs.append(json.loads(Path(path).read_text(encoding="utf-8")))
         yield table, docs[0], docs[1]

@@ -39,7 +39,7 @@ def history(path: Path) -> list[tuple[int, str | None]]:
 
 
 def settle(table: Table, rid: str) -> dict[str, Any]:
-    return table.ok("POST", f"/rounds/{rid}/settle", json={})["settlement"]
+    return table.settle_linked(rid)["settlement"]
 
 
 def test_a_restored_linked_table_loses_nothing_on_the_floor_and_the_pool_is_exact(

@@ -105,7 +105,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     # A Royal Flush (Megalink 4.4: seat's three + two community cards) takes 100% of the
     # floor's pool, which holds the round's own 5% contribution.
     r1 = play(table, "As Ks Qs", "Kd 6c 2h", "Js Ts", "4d", progressive=True)
-    done = table.ok("POST", f"/rounds/{r1['rid']}/settle", json={})
+    done = table.settle_linked(r1["rid"])
     settlement = done["settlement"]
     prog = next(w for s in settlement["seats"] if s["seat"] == 2 for w in s["wagers"] if w["wager"] == "progressive")
     assert prog["paid"] == START + 25
@@ -126,7 +126,7 @@ def test_a_linked_table_ships_settles_against_the_floor_and_survives_a_cut(
     assert status["online"] is False and "refused" in status["message"]
     relay.restore()
     wait_for(lambda: table.daemon.floor.online, 20, "the floor back")  # type: ignore[union-attr]
-    done2 = table.ok("POST", f"/rounds/{r2['rid']}/settle", json={})
+    done2 = table.settle_linked(r2["rid"])
     assert [w["paid"] for s in done2["settlement"]["seats"] for w in s["wagers"]
             if w["wager"] == "progressive"] == [(RESET + 25) // 10]
 
@@ -213,7 +213,7 @@ def test_a_new_journal_of_the_same_table_is_a_stream_of_its_own(
         r = play(table, "4c 7d Jh", "Kd 6c 2h", "3s 8c", "4d", progressive=True)
         assert r["rid"].startswith("T1-") and r["rid"].endswith("-000001")
         rids.append(r["rid"])
-        table.ok("POST", f"/rounds/{r['rid']}/settle", json={})
+        table.settle_linked(r["rid"])
         wait_for(lambda: shipped(store, table), 30, "the journal shipped")
         keys.append(stream(table))
         assert [e.id for e in store.entries(keys[-1], limit=100_000)] == journal_ids(table)

@@ -94,7 +94,7 @@ def test_a_round_the_floor_assigned_is_not_voided_and_settles_with_the_assignmen
     r = table.client.post(f"/rounds/{rid}/void", json=VOID)
     assert r.status_code == 409 and r.json()["detail"]["error"] == "FloorAssigned", r.text
     assert r.json()["detail"]["field"] == "floor"
-    done = table.ok("POST", f"/rounds/{rid}/settle", json={})
+    done = table.settle_linked(rid)
     prog = [w["paid"] for s in done["settlement"]["seats"] for w in s["wagers"] if w["wager"] == "progressive"]
     assert prog == [paid]
     assert done["settlement"]["jackpot"]["pool_before"] == START + 25
@@ -135,7 +135,7 @@ def test_a_round_the_floor_never_saw_can_be_voided_and_is_never_assigned(
 
     # The next round (with its own progressive wager) is settled against the untouched pool.
     rid2 = play(table, "4c 7d Jh", "Kd 6c 2h", "3s 8c", "4d", progressive=True)["rid"]
-    table.ok("POST", f"/rounds/{rid2}/settle", json={})
+    table.settle_linked(rid2)
     assert [(h["round_id"], h["seq"], h["pool_before"]) for h in store.history("mega")] == [(rid2, 1, START)]
     wait_for(lambda: shipped(store, table), 30, "the journal shipped")
     code, report = cli_audit(store_target, table)
