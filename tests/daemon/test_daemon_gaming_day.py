@@ -1,0 +1,190 @@
+"""Issue 25: the gaming day rolls over by itself, through the daemon over a real pty.
+
+The daemon's wall clock and monotonic clock are injected (`DayTime`): time runs as it does,
+and a test moves both by hours (the hour passes) or the wall clock alone (someone steps the
+clock). Nothing waits for an hour and nothing is timed: each step waits on a condition.
+The card ledger is the test's own list of what it dealt (never the daemon's word).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_harness import DECK_ID, SERIAL, Table, wait_for
+
+from cardshoe.cards import parse_card
+from cardshoe.journal import JournalReader
+from cardshoe.journal.days import check_chain
+from cardshoe.journal.replay import main as replay_main
+from cardshoe.journal.replay import replay
+
+TCP = "three-card-poker"
+HOUR = 3600 * 10**9
+#: The deck dealt in order, round after round (each round takes 9 cards from it).
+DECK = [f"{r}{s}" for s in "shdc" for r in "23456789TJQKA"]
+
+
+class DayTime:
+    """The daemon's clocks: real time's flow, plus offsets a test moves."""
+
+    def __init__(self, start: datetime) -> None:
+        self._lock = threading.Lock()
+        self._t0 = time.monotonic_ns()
+        self._wall0 = int(start.timestamp() * 1e9)
+        self._wall_off = 0
+        self._mono_off = 0
+
+    def wall(self) -> int:
+        with self._lock:
+            return self._wall0 + (time.monotonic_ns() - self._t0) + self._wall_off
+
+    def mono(self) -> int:
+        with self._lock:
+            return time.monotonic_ns() + self._mono_off
+
+    def advance(self, ns: int) -> None:
+        """Time passes (both clocks)."""
+        with self._lock:
+            self._wall_off += ns
+            self._mono_off += ns
+
+    def step(self, ns: int) -> None:
+        """Someone sets the wall clock (the monotonic clock does not move)."""
+        with self._lock:
+            self._wall_off += ns
+
+
+def _at(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def make_day_table(make_table: Any, tmp_path: Path) -> Any:
+    def make(clock: DayTime) -> Table:
+        # The harness makes its table folder; the day files go into one of their own.
+        from cardshoe.daemon.config import LinkTiming
+
+        return make_table(TCP, 7, journal_dir=tmp_path / "days", day_ends="06:00", day_zone="UTC",
+                          link=LinkTiming(heartbeat_ms=2000, resend_ms=100, resend_max_ms=400),
+                          daemon_kwargs={"clock": clock.wall, "monotonic": clock.mono})
+    return make
+
+
+class Dealer:
+    """Deals rounds at the table, keeping its own ledger of every card it dealt."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.next = 0
+        self.ledger: list[tuple[int, int, int]] = []  # (shoe_no, index, code) as the shoe dealt them
+        self.shoe_no = 0
+        self.index = 0
+
+    def load(self) -> int:
+        self.shoe_no = self.table.power_on_and_load()
+        self.index = 0
+        return self.shoe_no
+
+    def card(self, n: int = 1) -> None:
+        for _ in range(n):
+            code = parse_card(DECK[self.next % 52])
+            self.next += 1
+            self.index += 1
+            self.table.shoe.deal(code)
+            self.ledger.append((self.shoe_no, self.index, code))
+        self.table.shoe.wait_acked()
+
+    def open(self) -> str:
+        t = self.table
+        rid = str(t.ok("POST", "/rounds")["round_id"])
+        t.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "ante", "amount": 1000})
+        t.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 5, "wager": "pair_plus", "amount": 500})
+        t.ok("POST", f"/rounds/{rid}/no-more-bets")
+        return rid
+
+    def finish(self, rid: str, dealt: int = 0) -> dict[str, Any]:
+        """Deal the rest of the round's 9 cards (TCP 3.7), decide and settle it."""
+        self.card(9 - dealt)
+        t = self.table
+        wait_for(lambda: len(t.round(rid)["placements"]) == 9, what=f"round {rid} dealt")
+        t.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
+        return t.ok("POST", f"/rounds/{rid}/settle", json={})
+
+
+def _placed(path: Path) -> list[tuple[int, int]]:
+    """(index, code) of every card a day file placed into a round (its `card_placed` events)."""
+    with JournalReader(path) as j:
+        return [(int(d["index"]), int(d["card"])) for d in (e.data() for e in j.entries(("event",)))
+                if d.get("type") == "card_placed"]
+
+
+def _frames(path: Path) -> list[tuple[int, int, int]]:
+    with JournalReader(path) as j:
+        return [(int(d["shoe_no"]), int(d["index"]), int(d["code"])) for d in
+                (e.data() for e in j.entries(("frame",))) if d["type"] == "CARD"]
+
+
+def _days(table: Table) -> list[Path]:
+    assert table.config.journal_dir is not None
+    return sorted(table.config.journal_dir.glob("T1.*.sqlite"))
+
+
+def _rolled_to(table: Table, day: str) -> None:
+    wait_for(lambda: (table.daemon.status()["gaming_day"] or {}).get("day") == day, 10, f"the rollover to {day}")
+
+
+def test_the_day_rolls_over_after_the_round_in_play_and_the_shoe_carries_on(make_day_table: Any) -> None:
+    clock = DayTime(_at("2026-11-27T05:58:00"))  # gaming day 2026-11-26 until 06:00
+    table: Table = make_day_table(clock)
+    assert table.daemon.status()["gaming_day"]["day"] == "2026-11-26"
+    dealer = Dealer(table)
+    shoe_no = dealer.load()
+    first = dealer.open()
+    dealer.finish(first)
+
+    # A round in play at the hour: it finishes in the old day (the rollover waits for it).
+    rid = dealer.open()
+    dealer.card(4)
+    clock.advance(3 * 60 * 10**9)  # 06:01
+    wait_for(lambda: table.daemon.status()["gaming_day"]["waiting"] is not None, 10, "the rollover to wait")
+    assert table.daemon.status()["gaming_day"]["day"] == "2026-11-26"
+    dealer.finish(rid, dealt=4)
+    _rolled_to(table, "2026-11-27")
+    old, new = _days(table)
+    assert (old.name, new.name) == ("T1.2026-11-26.sqlite", "T1.2026-11-27.sqlite")
+    assert table.config.journal_dir is not None and table.daemon.config.journal == new
+    assert not os.stat(old).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)  # kept read-only
+
+    # The same shoe session deals on in the new day: its next card is the next index.
+    third = dealer.open()
+    assert third.split("-")[1] != rid.split("-")[1]  # round ids unique across days (the journal's scope)
+    dealer.finish(third)
+    assert table.daemon.status()["shoes"][str(SERIAL)]["shoe_no"] == shoe_no
+    assert table.daemon.status()["shoes"][str(SERIAL)]["next_index"] == 28
+    snap = table.round(third)
+    assert sorted(int(k) for k in snap["placements"]) == list(range(19, 28))
+
+    # Every card the dealer dealt, exactly once across the day files, where it was dealt.
+    placed = _placed(old) + _placed(new)
+    assert sorted(placed) == sorted((i, c) for _, i, c in dealer.ledger)
+    assert [i for i, _ in _placed(old)] == list(range(1, 19)) and [i for i, _ in _placed(new)] == list(range(19, 28))
+
+    # Each day replays alone, and the two link as a chain.
+    for path in (old, new):
+        report, _ = replay(path)
+        assert report.ok, report.mismatches
+    assert check_chain([old, new]) == []
+    with JournalReader(old) as j:
+        top = j.top()
+        assert top is not None and top.data()["type"] == "day_closed"
+        closing = top.data()
+        assert closing["head"]["id"] == top.id - 1 and closing["next_file"] == new.name
+        assert j.last("checkpoint") is not None and j.last("checkpoint").id == top.id - 1  # type: ignore[union-attr]
