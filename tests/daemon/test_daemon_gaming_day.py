@@ -188,3 +188,126 @@ def test_the_day_rolls_over_after_the_round_in_play_and_the_shoe_carries_on(make
         closing = top.data()
         assert closing["head"]["id"] == top.id - 1 and closing["next_file"] == new.name
         assert j.last("checkpoint") is not None and j.last("checkpoint").id == top.id - 1  # type: ignore[union-attr]
+
+
+# -- the real firmware on the virtual board: several days at a dealer's pace -----------------
+class FirmwareDealer(Dealer):
+    """The dealer at a shoe running the real firmware (tests/daemon/daemon_fwshoe.py)."""
+
+    def __init__(self, table: Table, shoe: Any) -> None:
+        super().__init__(table)
+        self.shoe = shoe
+
+    def load(self) -> int:
+        wait_for(lambda: self.table.daemon.shoe_serial == SERIAL, 10, "the firmware's HELLO")
+        r = self.table.client.post("/shoe/load", json={"deck_id": DECK_ID})
+        assert r.status_code == 202, r.text
+        self.shoe_no = int(r.json()["shoe_no"])
+        wait_for(lambda: self._session().get("shoe_no") == self.shoe_no, 10, "the firmware to store the shoe")
+        self.index = 0
+        return self.shoe_no
+
+    def _session(self) -> dict[str, Any]:
+        try:
+            return dict(self.table.daemon.status()["shoes"].get(str(SERIAL), {}))
+        except RuntimeError:  # the daemon is down
+            return {}
+
+    def card(self, n: int = 1, *, journaled: bool = True) -> None:
+        for _ in range(n):
+            code = parse_card(DECK[self.next % 52])
+            self.next += 1
+            self.index += 1
+            self.shoe.deal(DECK_ID, code)
+            self.ledger.append((self.shoe_no, self.index, code))
+        if journaled:
+            self.journaled()
+
+    def journaled(self) -> None:
+        want = self.index + 1
+        wait_for(lambda: self._session().get("next_index") == want, 15, f"card {self.index} journaled")
+
+    def finish(self, rid: str, dealt: int = 0) -> dict[str, Any]:
+        self.card(9 - dealt)
+        t = self.table
+        wait_for(lambda: len(t.round(rid)["placements"]) == 9, 10, f"round {rid} dealt")
+        for flag in t.round(rid)["irregularities"]:
+            if flag["decision"] in ("pending", "referred"):  # the power failure (5.16): a person checks the table
+                t.ok("POST", f"/rounds/{rid}/confirmations",
+                     json={"flag": flag["id"], "confirmed": True, "supervisor": "S. Pit"})
+        t.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
+        return t.ok("POST", f"/rounds/{rid}/settle", json={})
+
+
+def test_days_roll_over_at_a_dealers_pace_with_the_real_firmware_a_power_cut_and_a_daemon_stop_across_the_hour(
+        make_day_table: Any, capsys: Any) -> None:
+    import tempfile
+
+    from daemon_fwshoe import FirmwareShoe
+    from daemon_harness import KEY
+
+    clock = DayTime(_at("2026-11-27T05:50:00"))
+    table: Table = make_day_table(clock)
+    with tempfile.TemporaryDirectory(prefix="fw", dir="/tmp") as tmp:  # short path: UNIX socket
+        shoe = FirmwareShoe(Path(tmp), table.plug, SERIAL, KEY)
+        try:
+            shoe.power_on()
+            dealer = FirmwareDealer(table, shoe)
+            shoe_no = dealer.load()
+            dealer.finish(dealer.open())                      # day 26
+
+            # The hour comes with a round being dealt, and the shoe's power is cut across it (5.16).
+            rid = dealer.open()
+            dealer.card(4)
+            clock.advance(15 * 60 * 10**9)                    # 06:05 on the 27th
+            wait_for(lambda: table.daemon.status()["gaming_day"]["waiting"] is not None, 10, "the rollover to wait")
+            shoe.power_cut()
+            shoe.power_on()
+            dealer.card(0)
+            flags = wait_for(lambda: [f for f in table.round(rid)["irregularities"] if f["kind"] == "power_failure"],
+                             10, "the power failure flagged")
+            assert flags[0]["rules"] == ["5.16"]
+            dealer.finish(rid, dealt=4)                       # finishes in day 26
+            _rolled_to(table, "2026-11-27")
+            assert table.daemon.status()["link_up"]
+
+            dealer.finish(dealer.open())                      # day 27
+            clock.advance(24 * HOUR)                          # 06:05 on the 28th, the table idle
+            _rolled_to(table, "2026-11-28")
+
+            # The daemon stops mid-round; the hour passes while it is down; cards go on leaving the shoe.
+            rid = dealer.open()
+            dealer.card(3)
+            table.kill_daemon()
+            clock.advance(24 * HOUR)                          # 06:05 on the 29th
+            dealer.card(2, journaled=False)
+            table.start_daemon()
+            # The day of the 28th was not closed: it is reopened, and its round finishes in it.
+            assert table.daemon.status()["gaming_day"]["day"] == "2026-11-28"
+            dealer.journaled()
+            dealer.finish(rid, dealt=5)
+            _rolled_to(table, "2026-11-29")
+            dealer.finish(dealer.open())                      # day 29
+            assert table.daemon.status()["shoes"][str(SERIAL)]["shoe_no"] == shoe_no  # one session throughout
+        finally:
+            shoe.close()
+
+    days = _days(table)
+    assert [p.name for p in days] == [f"T1.2026-11-{d}.sqlite" for d in (26, 27, 28, 29)]
+    # The bench's own ledger: every card it dealt is in exactly one day file, journaled once and
+    # placed once, in the day its round was played.
+    frames = [f for path in days for f in sorted(set(_frames(path)))]
+    assert sorted(frames) == sorted(dealer.ledger) and len(set(frames)) == len(frames)
+    placed = [p for path in days for p in _placed(path)]
+    assert sorted(placed) == sorted((i, c) for _, i, c in dealer.ledger)
+    per_day = [[i for i, _ in _placed(path)] for path in days]
+    assert per_day == [list(range(1, 19)), list(range(19, 28)), list(range(28, 37)), list(range(37, 46))]
+
+    # `cardshoe replay` audits each day alone and the chain of days.
+    assert replay_main([str(p) for p in days]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert all(": identical:" in line for line in out[:4]), out
+    assert out[-1].startswith("chain of 4 days: linked"), out
+    for path in days:
+        capsys.readouterr()
+        assert replay_main([str(path)]) == 0
