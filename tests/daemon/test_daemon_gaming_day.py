@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -311,3 +312,105 @@ def test_days_roll_over_at_a_dealers_pace_with_the_real_firmware_a_power_cut_and
     for path in days:
         capsys.readouterr()
         assert replay_main([str(path)]) == 0
+
+
+def test_the_api_and_a_live_event_stream_follow_the_day_across_the_rollover(make_day_table: Any) -> None:
+    clock = DayTime(_at("2026-11-27T05:59:00"))
+    table: Table = make_day_table(clock)
+    dealer = Dealer(table)
+    dealer.load()
+    before = table.ok("GET", "/status")["journal"]
+    seen: list[dict[str, Any]] = []
+    connected = threading.Event()
+
+    import httpx
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+    from browser_harness import Served
+    from daemon_harness import TOKEN
+
+    served = Served(table)  # real HTTP (uvicorn): the stream as a client reads it, live
+
+    def listen() -> None:
+        with httpx.stream("GET", f"{served.url}/events", headers={"Authorization": f"Bearer {TOKEN}"},
+                          timeout=30) as r:
+            for line in r.iter_lines():
+                if line.startswith(": connected"):
+                    connected.set()
+                if line.startswith("data:"):
+                    seen.append(json.loads(line[5:]))
+                    if seen[-1]["data"].get("type") == "settlement" and any(
+                            s["data"].get("type") == "day_opened" for s in seen):
+                        return
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    wait_for(connected.is_set, 10, "the stream to connect")
+    clock.advance(2 * 60 * 10**9)
+    _rolled_to(table, "2026-11-27")
+    dealer.finish(rid := dealer.open())
+    listener.join(15)
+    served.close()
+    assert not listener.is_alive(), [s["data"].get("type") for s in seen]
+    types = [s["data"].get("type") for s in seen]
+    # The old day's closing, then the new day's entries from id 1, with its round's cards and settlement.
+    assert types.index("day_closed") < types.index("day_opened") < types.index("settlement")
+    opened = seen[types.index("day_opened")]
+    assert opened["id"] == 1 and opened["data"]["previous"]["file"] == "T1.2026-11-26.sqlite"
+    assert sum(1 for s in seen if s["data"].get("type") == "card_placed" and s["round_id"] == rid) == 9
+    after = table.ok("GET", "/status")
+    assert after["journal"]["id"] != before["id"] and after["journal"]["file"] == "T1.2026-11-27.sqlite"
+    assert after["gaming_day"]["day"] == "2026-11-27" and after["gaming_day"]["rollovers"] == 1
+    # A client reconnecting with an id of the old day (beyond this day's end) reads this day from its start.
+    r = table.client.get(f"/events?after={before['last_entry'] + 500}&limit=1")
+    first = [json.loads(line[5:]) for line in r.text.splitlines() if line.startswith("data:")]
+    assert first[0]["id"] == 1 and first[0]["data"]["type"] == "day_opened"
+
+
+def test_a_clock_stepped_by_hours_is_not_followed_and_raises_an_alarm(make_day_table: Any) -> None:
+    clock = DayTime(_at("2026-11-27T05:00:00"))
+    table: Table = make_day_table(clock)
+    dealer = Dealer(table)
+    dealer.load()
+    clock.step(3 * HOUR)  # someone sets the clock to 08:00: no second day starts
+    alarm = wait_for(lambda: [a for a in table.daemon.status()["alarms"] if a["type"] == "clock_stepped"], 10,
+                     "the clock_stepped alarm")
+    assert "forward by 3.00 h" in alarm[0]["message"]
+    dealer.finish(dealer.open())
+    status = table.daemon.status()["gaming_day"]
+    assert status["day"] == "2026-11-26" and status["rollovers"] == 0 and status["due"] == "2026-11-26"
+    assert len(_days(table)) == 1
+    # Time passes (both clocks): the day ends at 06:00 by the day's clock, not by the stepped one.
+    clock.advance(HOUR + 60 * 10**9)
+    _rolled_to(table, "2026-11-27")
+    clock.step(-3 * HOUR)  # the clock set right again: the alarm clears, the day stays
+    wait_for(lambda: not [a for a in table.daemon.status()["alarms"] if a["type"] == "clock_stepped"], 10,
+             "the alarm to clear")
+    assert table.daemon.status()["gaming_day"]["day"] == "2026-11-27"
+    with JournalReader(_days(table)[0]) as j:
+        assert [e.data()["type"] for e in j.entries(("daemon",)) if "clock" in e.data()["type"]] == ["clock_stepped"]
+    with JournalReader(_days(table)[1]) as j:
+        assert [e.data()["type"] for e in j.entries(("daemon",)) if "clock" in e.data()["type"]] == [
+            "clock_stepped_cleared"]
+
+
+def test_a_restart_mid_day_opens_that_days_file_and_a_clock_behind_the_newest_day_is_refused(
+        make_day_table: Any) -> None:
+    from cardshoe.daemon.gamingday import DayClockBehind
+
+    clock = DayTime(_at("2026-11-27T12:00:00"))
+    table: Table = make_day_table(clock)
+    dealer = Dealer(table)
+    dealer.load()
+    dealer.finish(dealer.open())
+    table.restart_daemon()
+    assert table.daemon.config.journal.name == "T1.2026-11-27.sqlite" and len(_days(table)) == 1
+    dealer.finish(dealer.open())  # the same session, placed on in the same file
+    assert [i for i, _ in _placed(_days(table)[0])] == list(range(1, 19))
+    table.kill_daemon()
+    clock.step(-2 * 24 * HOUR)  # the PC starts with its clock two days behind
+    with pytest.raises(DayClockBehind, match="clock is behind"):
+        table.start_daemon()
+    clock.step(2 * 24 * HOUR)
+    table.start_daemon()
+    assert table.daemon.status()["gaming_day"]["day"] == "2026-11-27"
