@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ class Dealer:
 
     def __init__(self, table: Table) -> None:
         self.table = table
+        self.ok = table.ok  # the API of the daemon in play (another process's: `DayDaemonProcess.ok`)
         self.next = 0
         self.ledger: list[tuple[int, int, int]] = []  # (shoe_no, index, code) as the shoe dealt them
         self.shoe_no = 0
@@ -94,30 +96,29 @@ class Dealer:
         self.index = 0
         return self.shoe_no
 
-    def card(self, n: int = 1) -> None:
+    def card(self, n: int = 1, *, acked: bool = True) -> None:
         for _ in range(n):
             code = parse_card(DECK[self.next % 52])
             self.next += 1
             self.index += 1
             self.table.shoe.deal(code)
             self.ledger.append((self.shoe_no, self.index, code))
-        self.table.shoe.wait_acked()
+        if acked:
+            self.table.shoe.wait_acked(10)
 
     def open(self) -> str:
-        t = self.table
-        rid = str(t.ok("POST", "/rounds")["round_id"])
-        t.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "ante", "amount": 1000})
-        t.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 5, "wager": "pair_plus", "amount": 500})
-        t.ok("POST", f"/rounds/{rid}/no-more-bets")
+        rid = str(self.ok("POST", "/rounds")["round_id"])
+        self.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "ante", "amount": 1000})
+        self.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 5, "wager": "pair_plus", "amount": 500})
+        self.ok("POST", f"/rounds/{rid}/no-more-bets")
         return rid
 
     def finish(self, rid: str, dealt: int = 0) -> dict[str, Any]:
         """Deal the rest of the round's 9 cards (TCP 3.7), decide and settle it."""
         self.card(9 - dealt)
-        t = self.table
-        wait_for(lambda: len(t.round(rid)["placements"]) == 9, what=f"round {rid} dealt")
-        t.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
-        return t.ok("POST", f"/rounds/{rid}/settle", json={})
+        wait_for(lambda: len(self.ok("GET", f"/rounds/{rid}")["placements"]) == 9, 10, f"round {rid} dealt")
+        self.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
+        return self.ok("POST", f"/rounds/{rid}/settle", json={})
 
 
 def _placed(path: Path) -> list[tuple[int, int]]:
@@ -414,3 +415,72 @@ def test_a_restart_mid_day_opens_that_days_file_and_a_clock_behind_the_newest_da
     clock.step(2 * 24 * HOUR)
     table.start_daemon()
     assert table.daemon.status()["gaming_day"]["day"] == "2026-11-27"
+
+
+def test_a_daemon_killed_across_the_hour_finishes_the_old_day_then_rolls_over(make_day_table: Any,
+                                                                               tmp_path: Path) -> None:
+    """SIGKILL of the real `cardshoe run` (a child process, on the host's own clock) with a round
+    of the day before in play: the restarted daemon reopens that day (it was not closed), the
+    round finishes in it, and the day rolls over to today's file; no card lost or placed twice."""
+    from test_daemon_restart import DaemonProcess
+
+    now = datetime.now(timezone.utc)
+    clock = DayTime(now - timedelta(days=1))  # the day before, in-process: its round is left in play
+    table: Table = make_day_table(clock)
+    dealer = Dealer(table)
+    dealer.load()
+    dealer.finish(dealer.open())
+    rid = dealer.open()
+    dealer.card(4)
+    yesterday = table.daemon.status()["gaming_day"]["day"]
+    table.kill_daemon()
+
+    days = tmp_path / "days"
+    config = tmp_path / "table.toml"
+    config.write_text(f'[journal]\ndir = "{days}"\nday_ends = "06:00"\nzone = "UTC"\n')
+
+    class DayDaemonProcess(DaemonProcess):
+        def start(self) -> None:
+            import httpx
+            from daemon_harness import TOKEN, started_port
+
+            env = dict(os.environ, CARDSHOE_TOKEN=TOKEN)
+            args = [sys.executable, "-m", "cardshoe.cli", "run", "--config", str(config), "--port", str(self.tty),
+                    "--game", TCP, "--seats", "7", "--name", "T1", "--keys", str(self.keys),
+                    "--listen", "127.0.0.1:0", "--port-file", str(self.port_file)]
+            self.port_file.unlink(missing_ok=True)
+            self.proc = subprocess.Popen(args, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+            self.url = f"http://127.0.0.1:{started_port(self.port_file, self.proc, self.log)}"
+            self.client = httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=5)
+            wait_for(lambda: self.client.get("/status").status_code == 200, 20, "the daemon's API")
+
+    (tmp_path / "proc").mkdir()
+    proc = DayDaemonProcess(tmp_path / "proc", table.plug.path)
+    dealer.ok = proc.ok
+    try:
+        proc.start()
+        status = proc.ok("GET", "/status")
+        assert status["gaming_day"]["day"] == yesterday and status["journal"]["file"] == f"T1.{yesterday}.sqlite"
+        assert status["gaming_day"]["due"] > yesterday and status["gaming_day"]["waiting"]  # its round is in play
+        dealer.card(2, acked=False)
+        proc.kill()                                        # SIGKILL, cards in flight
+        dealer.card(1, acked=False)                        # one more leaves the shoe while it is down
+        proc.start()
+        table.shoe.wait_acked(15)
+        dealer.finish(rid, dealt=7)
+        wait_for(lambda: proc.ok("GET", "/status")["gaming_day"]["day"] > yesterday, 15, "the rollover")
+        rid2 = dealer.open()
+        dealer.finish(rid2)
+        assert proc.stop() == 0
+    finally:
+        if proc.proc is not None and proc.proc.poll() is None:
+            proc.kill()
+    files = sorted(days.glob("T1.*.sqlite"))
+    assert [p.name for p in files][0] == f"T1.{yesterday}.sqlite" and len(files) == 2
+    frames = [f for path in files for f in sorted(set(_frames(path)))]
+    assert sorted(frames) == sorted(dealer.ledger) and len(set(frames)) == len(frames)
+    assert [[i for i, _ in _placed(p)] for p in files] == [list(range(1, 19)), list(range(19, 28))]
+    assert check_chain(files) == []
+    for path in files:
+        report, _ = replay(path)
+        assert report.ok, report.mismatches
