@@ -316,6 +316,7 @@ class Daemon:
         if self.service.since_checkpoint >= self.service.checkpoint_every:
             self.service.checkpoint()  # a journal without a recent one: the next start is fast
         if self.days is not None:
+            self.service.before_open = self.days.tick
             # A new day's opening (and the shoe handed over to it), or the rollover of a day
             # reopened because it was not closed, before any frame is taken (issue 25).
             self.days.started()

@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 
 #: A wall clock that moves this far from where the monotonic clock says it should be is a step.
 STEP_TOLERANCE_NS = 120 * 1_000_000_000
+#: A rollover that failed is tried again after this long (monotonic).
+RETRY_NS = 10 * 1_000_000_000
 _HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 _DAY_FILE = re.compile(r"^(?P<table>.+)\.(?P<day>\d{4}-\d{2}-\d{2})\.sqlite$")
 
@@ -192,6 +194,7 @@ class GamingDays:
         """Why a due rollover waits (a round in play), for /status."""
         self.rollovers = 0
         self.finishing: list[Any] = []  # shippers of closed days still shipping
+        self._retry_at: int | None = None  # monotonic: a failed rollover is tried again then
         self._lock = threading.Lock()
 
     # -- at start ------------------------------------------------------------------
@@ -275,14 +278,41 @@ class GamingDays:
 
     # -- while running -----------------------------------------------------------------
     def tick(self) -> None:
-        """The watch's look at the clock: the clock-step alarm, and the rollover when due."""
+        """The watch's look at the clock (and the service's, before a round opens): the
+        clock-step alarm, and the rollover when due. A rollover that fails (the next day's file
+        cannot be made) is the `gaming_day` alarm, tried again every `RETRY_NS`; the table plays
+        on in the day it is in."""
         now = self.clock.now()
         self._clock_alarm()
         due = self.policy.day_of(now)
         if self.day is None or due <= self.day:
             return
+        mono = self.clock.monotonic()
+        if self._retry_at is not None and mono < self._retry_at:
+            return
         with self._lock:
-            self.roll(due)
+            try:
+                self.roll(due)
+            except Exception as exc:  # noqa: BLE001 - shown, journaled, tried again
+                self._retry_at = mono + RETRY_NS
+                self._failed(due, exc)
+                return
+        self._retry_at = None
+        d = self.daemon
+        with d._alarm_lock:
+            d.alarms.pop("gaming_day", None)
+
+    def _failed(self, due: date, exc: BaseException) -> None:
+        d = self.daemon
+        message = (f"gaming day {self.day} did not roll over to {due}: {type(exc).__name__}: {exc}; the table plays "
+                   f"on in {d.config.journal.name}, tried again in {RETRY_NS // 10**9} s")
+        log.error("%s", message)
+        alarm = {"type": "gaming_day", "day": None if self.day is None else self.day.isoformat(),
+                 "due": due.isoformat(), "since_ns": d.clock(), "message": message}
+        if d.service is not None and d.service.failed is None:
+            d.service.record("daemon", {**alarm, "type": "day_rollover_failed"}, publish=True)
+        with d._alarm_lock:
+            d.alarms["gaming_day"] = alarm
 
     def _clock_alarm(self) -> None:
         d = self.daemon

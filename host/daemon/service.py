@@ -89,6 +89,9 @@ class TableService:
         self.counters: dict[str, int] = {}
         self.checkpoint_every = checkpoint_every
         self.since_checkpoint = 0
+        # Called before a round is opened (the gaming day's rollover when due, issue 25: no
+        # round opens in a day after its hour).
+        self.before_open: Callable[[], None] | None = None
 
     def _check(self) -> None:
         if self.failed is not None:
@@ -170,6 +173,8 @@ class TableService:
 
     def submit_input(self, body: Mapping[str, Any], *, t_ns: int | None = None) -> Applied:
         """Apply, journal and publish one controller input (refused ones are journaled too)."""
+        if body.get("action") == "open_round" and self.before_open is not None:
+            self.before_open()
         with self.lock:
             self._check()
             t = self.clock() if t_ns is None else t_ns

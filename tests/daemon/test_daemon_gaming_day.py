@@ -159,6 +159,8 @@ def test_the_day_rolls_over_after_the_round_in_play_and_the_shoe_carries_on(make
     wait_for(lambda: table.daemon.status()["gaming_day"]["waiting"] is not None, 10, "the rollover to wait")
     assert table.daemon.status()["gaming_day"]["day"] == "2026-11-26"
     dealer.finish(rid, dealt=4)
+    # The next round, opened as soon as that one settled: in the new day (the rollover comes first).
+    third = dealer.open()
     _rolled_to(table, "2026-11-27")
     old, new = _days(table)
     assert (old.name, new.name) == ("T1.2026-11-26.sqlite", "T1.2026-11-27.sqlite")
@@ -166,7 +168,6 @@ def test_the_day_rolls_over_after_the_round_in_play_and_the_shoe_carries_on(make
     assert not os.stat(old).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)  # kept read-only
 
     # The same shoe session deals on in the new day: its next card is the next index.
-    third = dealer.open()
     assert third.split("-")[1] != rid.split("-")[1]  # round ids unique across days (the journal's scope)
     dealer.finish(third)
     assert table.daemon.status()["shoes"][str(SERIAL)]["shoe_no"] == shoe_no
@@ -484,3 +485,35 @@ def test_a_daemon_killed_across_the_hour_finishes_the_old_day_then_rolls_over(ma
     for path in files:
         report, _ = replay(path)
         assert report.ok, report.mismatches
+
+
+def test_the_shift_report_cuts_by_gaming_day(make_day_table: Any, tmp_path: Path) -> None:
+    from cardshoe.report.cli import main as report_main
+
+    clock = DayTime(_at("2026-11-27T05:50:00"))
+    table: Table = make_day_table(clock)
+    dealer = Dealer(table)
+    dealer.load()
+    dealer.finish(dealer.open())
+    dealer.finish(dealer.open())
+    clock.advance(20 * 60 * 10**9)
+    dealer.finish(dealer.open())  # opens in the 27th's day (the rollover comes first)
+    _rolled_to(table, "2026-11-27")
+    days_dir = table.config.journal_dir
+    assert days_dir is not None
+
+    def rounds(day: str) -> int:
+        out = tmp_path / f"{day}.json"
+        if report_main(["--days-dir", str(days_dir), "--day", day, "--zone", "UTC", "--out", str(out)]) == 2:
+            return -1  # no day file of that day: said so, nothing written
+        report = json.loads(out.read_text())
+        return sum(int(g.get("pace", {}).get("rounds", 0)) for g in report["groups"]["table"].values())
+
+    assert (rounds("2026-11-26"), rounds("2026-11-27"), rounds("2026-11-28")) == (2, 1, -1)
+    # The same cut over every day file by time: the window alone decides.
+    out = tmp_path / "window.json"
+    files = [str(p) for p in _days(table)]
+    report_main(["--from", "2026-11-27T06:00+00:00", "--to", "2026-11-28T06:00+00:00", "--out", str(out),
+                 *sum((["--journal", f] for f in files), [])])
+    report = json.loads(out.read_text())
+    assert sum(int(g.get("pace", {}).get("rounds", 0)) for g in report["groups"]["table"].values()) == 1
