@@ -148,6 +148,22 @@ def policy_of(config: TableConfig) -> DayPolicy | None:
 
 
 # -- what a day file holds: see cardshoe.journal.days ------------------------------------
+def seal_file(path: Path) -> None:
+    """A closed day's file made whole and read-only: its write-ahead log folded into it (so the
+    file alone holds the day, for a copy or an archive), then its write permission removed."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(path, timeout=5)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:  # a reader mid-read: the -wal stays; `cardshoe days archive` copies through SQLite
+        log.warning("gaming day file %s: its write-ahead log not folded in: %s", path, exc)
+    make_read_only(path)
+
+
 def make_read_only(path: Path) -> None:
     """A closed day's file, kept read-only (issue 25 item 4): nobody writes it again."""
     mode = path.stat().st_mode
@@ -373,7 +389,7 @@ class GamingDays:
             svc.checkpoint()  # the day's final state: its file alone rebuilds it fast
             closing = close_day(svc, old, from_day, to_day, new_path.name, new_id)
             old.close()
-            make_read_only(old_path)
+            seal_file(old_path)
             log.info("gaming day %s closed (%s, head entry %d); day %s opened in %s", from_day, old_path.name,
                      closing["id"], to_day, new_path)
             # The next day: the same service, link and event stream; a new journal and core.
@@ -512,5 +528,5 @@ def close_day(svc: Any, journal: Journal, day: date, next_day: date, next_file: 
 
 
 __all__ = ["DayClock", "DayClockBehind", "DayPolicy", "DayPolicyError", "GamingDays", "STEP_TOLERANCE_NS",
-           "close_day", "day_closed", "day_opened", "handovers", "make_read_only", "parse_day_ends", "policy_of",
+           "close_day", "day_closed", "day_opened", "handovers", "make_read_only", "seal_file", "parse_day_ends", "policy_of",
            "zone_of"]

@@ -517,3 +517,38 @@ def test_the_shift_report_cuts_by_gaming_day(make_day_table: Any, tmp_path: Path
                  *sum((["--journal", f] for f in files), [])])
     report = json.loads(out.read_text())
     assert sum(int(g.get("pace", {}).get("rounds", 0)) for g in report["groups"]["table"].values()) == 1
+
+
+def test_closed_days_are_archived_by_the_documented_command_and_the_open_day_never(
+        make_day_table: Any, tmp_path: Path, capsys: Any) -> None:
+    from cardshoe.cli import main as cli
+
+    clock = DayTime(_at("2026-11-27T05:50:00"))
+    table: Table = make_day_table(clock)
+    dealer = Dealer(table)
+    dealer.load()
+    for day in ("2026-11-27", "2026-11-28"):
+        dealer.finish(dealer.open())
+        clock.advance(24 * HOUR)
+        _rolled_to(table, day)
+    dealer.finish(dealer.open())
+    days_dir = table.config.journal_dir
+    assert days_dir is not None
+    assert cli(["days", "list", str(days_dir)]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[2:4] for line in listed] == [["closed", "read-only"]] * 2 + [["OPEN", "read-write"]]
+
+    archive = tmp_path / "archive"
+    assert cli(["days", "archive", str(days_dir), "--to", str(archive), "--keep-days", "1", "--remove"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("archived to") == 2, out
+    kept = _days(table)
+    assert [p.name for p in kept] == ["T1.2026-11-28.sqlite"]  # the open day stays, written on
+    copies = sorted(archive.glob("T1.*.sqlite"))
+    assert [p.name for p in copies] == ["T1.2026-11-26.sqlite", "T1.2026-11-27.sqlite"]
+    assert all(not os.stat(p).st_mode & 0o222 for p in copies)
+    assert len((archive / "SHA256SUMS").read_text().splitlines()) == 2
+    dealer.finish(dealer.open())
+    assert check_chain([*copies, kept[0]]) == []
+    # Keeping none is refused (the open day is never archived); the open day is never touched.
+    assert cli(["days", "archive", str(days_dir), "--to", str(archive), "--keep-days", "0"]) == 2
