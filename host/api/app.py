@@ -198,8 +198,8 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
     def face_up_places(round_id: str) -> set[tuple[str, int, int]]:
         svc = control().service
         with svc.lock:
-            rnd = svc.core.rounds.get(round_id)
-            procedure = None if rnd is None else rnd.procedure
+            found = svc.find_round(round_id)
+            procedure = None if found is None else found[1].procedure
             if procedure is None:
                 return set()
             return {(p.kind.value, p.seat, p.number) for p in procedure.public_places}
@@ -304,9 +304,10 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
         """A round's seats as they stand, who owes a decision, and its refused inputs."""
         svc = control().service
         with svc.lock:
-            rnd = svc.core.rounds.get(round_id)
-            if rnd is None:
+            found = svc.find_round(round_id)
+            if found is None:
                 return {}
+            rnd = found[1]
             out: dict[str, Any] = {"seat_state": seat_state(rnd), "owing": rnd.owing_decisions()}
         out["refusals"] = watch().round_refusals(round_id)
         return out

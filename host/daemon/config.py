@@ -209,6 +209,9 @@ class TableConfig:
         if self.day_ends is not None or self.journal_dir is not None:
             from cardshoe.daemon.gamingday import DayPolicyError, policy_of
 
+            if self.journal != Path("cardshoe-journal.sqlite"):
+                raise ConfigError("journal.path and journal.dir: one journal or a file per gaming day, not both")
+
             try:
                 policy_of(self)
             except DayPolicyError as exc:

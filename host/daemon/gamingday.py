@@ -359,6 +359,9 @@ class GamingDays:
             busy = svc.core.in_play()
             if busy is None and d._loading:
                 busy = "a NEW_SHOE is not answered yet"
+            if busy is None and any(t.is_alive() for t in d._evidence_threads):
+                # A progressive hit's evidence is read from the day's journal and core: written first.
+                busy = "a jackpot evidence file is being written"
             if busy is not None:
                 if self.waiting != busy:
                     log.info("gaming day %s is over; the rollover waits: %s", self.day, busy)
@@ -398,6 +401,7 @@ class GamingDays:
             d.journal = new
             d.config = dataclasses.replace(d.config, journal=new_path)
             svc.journal = new
+            svc.previous_core = svc.core  # its rounds stay readable (GET /rounds/{id}) until the next rollover
             svc.core = TableCore(dataclasses.replace(d.config.setup(), round_scope=scope))
             svc.since_checkpoint = 0
             self.day = to_day

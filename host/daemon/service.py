@@ -92,6 +92,8 @@ class TableService:
         # Called before a round is opened (the gaming day's rollover when due, issue 25: no
         # round opens in a day after its hour).
         self.before_open: Callable[[], None] | None = None
+        # The last closed gaming day's core (issue 25), for reads of its rounds after the rollover.
+        self.previous_core: TableCore | None = None
 
     def _check(self) -> None:
         if self.failed is not None:
@@ -188,6 +190,16 @@ class TableService:
             published = self._commit(write)
             self._after(applied, published)
             return applied
+
+    def find_round(self, round_id: str) -> tuple[TableCore, Any] | None:
+        """(the core, the round) of `round_id`: this day's, else the last closed day's (read
+        only: a round of a closed day takes no input). Call under `lock`."""
+        for core in (self.core, self.previous_core):
+            if core is not None:
+                found = core.rounds.get(round_id)
+                if found is not None:
+                    return core, found
+        return None
 
     def now(self) -> int:
         """The time stamp the next input will carry if made now (for building operations)."""

@@ -90,6 +90,10 @@ class Dealer:
         self.ledger: list[tuple[int, int, int]] = []  # (shoe_no, index, code) as the shoe dealt them
         self.shoe_no = 0
         self.index = 0
+        self.round_start = 0
+        # Each round as the bench dealt it and as the API showed it right after its settlement:
+        # (round id, the codes dealt in it, GET /rounds/{id}).
+        self.rounds: list[tuple[str, list[int], dict[str, Any]]] = []
 
     def load(self) -> int:
         self.shoe_no = self.table.power_on_and_load()
@@ -107,6 +111,7 @@ class Dealer:
             self.table.shoe.wait_acked(10)
 
     def open(self) -> str:
+        self.round_start = len(self.ledger)
         rid = str(self.ok("POST", "/rounds")["round_id"])
         self.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 2, "wager": "ante", "amount": 1000})
         self.ok("POST", f"/rounds/{rid}/wagers", json={"seat": 5, "wager": "pair_plus", "amount": 500})
@@ -118,7 +123,26 @@ class Dealer:
         self.card(9 - dealt)
         wait_for(lambda: len(self.ok("GET", f"/rounds/{rid}")["placements"]) == 9, 10, f"round {rid} dealt")
         self.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
-        return self.ok("POST", f"/rounds/{rid}/settle", json={})
+        return self.settled(rid)
+
+    def settled(self, rid: str) -> dict[str, Any]:
+        done = self.ok("POST", f"/rounds/{rid}/settle", json={})
+        # Read at once: the day may roll over now, and the closed day's rounds stay readable.
+        self.rounds.append((rid, [c for _, _, c in self.ledger[self.round_start:]], self.ok("GET", f"/rounds/{rid}")))
+        return done
+
+    def check_with_the_bench_ledger(self, days: list[Path]) -> None:
+        """Each round against the bench's own ledger and dealing model (hil/ledger.py, from the
+        rules, TCP 3.7): no card lost, repeated, invented, misread or misplaced, in the API's
+        round and in the journal of the day file that holds it (exactly one)."""
+        from cardshoe.hil.ledger import Dealt, RoundLedger, compare, journal_cards
+
+        for rid, codes, snapshot in self.rounds:
+            holding = [p for p in days if journal_cards(p, rid)]
+            assert len(holding) == 1, (rid, holding)
+            ledger = RoundLedger(rid, TCP, "automated", None, {2: {"ante": 1000}, 5: {"pair_plus": 500}})
+            ledger.cards = [Dealt(order=n + 1, code=c) for n, c in enumerate(codes)]
+            assert compare(ledger, snapshot, journal_cards(holding[0], rid)) == [], rid
 
 
 def _placed(path: Path) -> list[tuple[int, int]]:
@@ -179,6 +203,8 @@ def test_the_day_rolls_over_after_the_round_in_play_and_the_shoe_carries_on(make
     placed = _placed(old) + _placed(new)
     assert sorted(placed) == sorted((i, c) for _, i, c in dealer.ledger)
     assert [i for i, _ in _placed(old)] == list(range(1, 19)) and [i for i, _ in _placed(new)] == list(range(19, 28))
+    dealer.check_with_the_bench_ledger([old, new])
+    assert table.round(rid)["status"] == "settled"  # the closed day's rounds stay readable
 
     # Each day replays alone, and the two link as a chain.
     for path in (old, new):
@@ -239,7 +265,7 @@ class FirmwareDealer(Dealer):
                 t.ok("POST", f"/rounds/{rid}/confirmations",
                      json={"flag": flag["id"], "confirmed": True, "supervisor": "S. Pit"})
         t.ok("POST", f"/rounds/{rid}/decisions", json={"seat": 2, "choice": "play"})
-        return t.ok("POST", f"/rounds/{rid}/settle", json={})
+        return self.settled(rid)
 
 
 def test_days_roll_over_at_a_dealers_pace_with_the_real_firmware_a_power_cut_and_a_daemon_stop_across_the_hour(
@@ -305,6 +331,8 @@ def test_days_roll_over_at_a_dealers_pace_with_the_real_firmware_a_power_cut_and
     assert sorted(placed) == sorted((i, c) for _, i, c in dealer.ledger)
     per_day = [[i for i, _ in _placed(path)] for path in days]
     assert per_day == [list(range(1, 19)), list(range(19, 28)), list(range(28, 37)), list(range(37, 46))]
+    dealer.check_with_the_bench_ledger(days)
+    assert len(dealer.rounds) == 5
 
     # `cardshoe replay` audits each day alone and the chain of days.
     assert replay_main([str(p) for p in days]) == 0
@@ -481,6 +509,7 @@ def test_a_daemon_killed_across_the_hour_finishes_the_old_day_then_rolls_over(ma
     frames = [f for path in files for f in sorted(set(_frames(path)))]
     assert sorted(frames) == sorted(dealer.ledger) and len(set(frames)) == len(frames)
     assert [[i for i, _ in _placed(p)] for p in files] == [list(range(1, 19)), list(range(19, 28))]
+    dealer.check_with_the_bench_ledger(files)
     assert check_chain(files) == []
     for path in files:
         report, _ = replay(path)
