@@ -362,7 +362,7 @@ def test_the_api_and_a_live_event_stream_follow_the_day_across_the_rollover(make
     served = Served(table)  # real HTTP (uvicorn): the stream as a client reads it, live
 
     def listen() -> None:
-        with httpx.stream("GET", f"{served.url}/events", headers={"Authorization": f"Bearer {TOKEN}"},
+        with httpx.stream("GET", f"{served.url}/events?view=pit", headers={"Authorization": f"Bearer {TOKEN}"},
                           timeout=30) as r:
             for line in r.iter_lines():
                 if line.startswith(": connected"):
@@ -388,6 +388,10 @@ def test_the_api_and_a_live_event_stream_follow_the_day_across_the_rollover(make
     opened = seen[types.index("day_opened")]
     assert opened["id"] == 1 and opened["data"]["previous"]["file"] == "T1.2026-11-26.sqlite"
     assert sum(1 for s in seen if s["data"].get("type") == "card_placed" and s["round_id"] == rid) == 9
+    # The pit view (this stream) knows every field of the rollover's events: none is withheld.
+    day_kinds = {"day_closed", "day_opened", "shoe_handed_over", "shoe_taken_over", "day_handover"}
+    assert day_kinds <= set(types)
+    assert [s["data"] for s in seen if s["data"].get("type") in day_kinds and "withheld" in s["data"]] == []
     after = table.ok("GET", "/status")
     assert after["journal"]["id"] != before["id"] and after["journal"]["file"] == "T1.2026-11-27.sqlite"
     assert after["gaming_day"]["day"] == "2026-11-27" and after["gaming_day"]["rollovers"] == 1
@@ -406,6 +410,8 @@ def test_a_clock_stepped_by_hours_is_not_followed_and_raises_an_alarm(make_day_t
     alarm = wait_for(lambda: [a for a in table.daemon.status()["alarms"] if a["type"] == "clock_stepped"], 10,
                      "the clock_stepped alarm")
     assert "forward by 3.00 h" in alarm[0]["message"]
+    pit = [a for a in table.ok("GET", "/status?view=pit")["alarms"] if a["type"] == "clock_stepped"]
+    assert pit and "withheld" not in pit[0]
     dealer.finish(dealer.open())
     status = table.daemon.status()["gaming_day"]
     assert status["day"] == "2026-11-26" and status["rollovers"] == 0 and status["due"] == "2026-11-26"
@@ -581,3 +587,30 @@ def test_closed_days_are_archived_by_the_documented_command_and_the_open_day_nev
     assert check_chain([*copies, kept[0]]) == []
     # Keeping none is refused (the open day is never archived); the open day is never touched.
     assert cli(["days", "archive", str(days_dir), "--to", str(archive), "--keep-days", "0"]) == 2
+
+
+def test_a_rollover_that_cannot_be_made_is_an_alarm_and_is_tried_again(make_day_table: Any) -> None:
+    clock = DayTime(_at("2026-11-27T05:59:00"))
+    table: Table = make_day_table(clock)
+    dealer = Dealer(table)
+    dealer.load()
+    days_dir = table.config.journal_dir
+    assert days_dir is not None
+    blocker = days_dir / "T1.2026-11-27.sqlite"
+    blocker.mkdir()  # the next day's file cannot be made (a folder in its place)
+    clock.advance(2 * 60 * 10**9)
+    alarm = wait_for(lambda: [a for a in table.ok("GET", "/status?view=pit")["alarms"] if a["type"] == "gaming_day"],
+                     10, "the gaming_day alarm")
+    assert "did not roll over to 2026-11-27" in alarm[0]["message"] and "withheld" not in alarm[0]
+    dealer.finish(dealer.open())  # the table plays on in its day
+    assert table.daemon.status()["gaming_day"]["day"] == "2026-11-26"
+    blocker.rmdir()
+    clock.advance(11 * 10**9)  # tried again after 10 s
+    _rolled_to(table, "2026-11-27")
+    assert not [a for a in table.daemon.status()["alarms"] if a["type"] == "gaming_day"]
+    old, new = _days(table)
+    with JournalReader(old) as j:
+        assert [e.data()["type"] for e in j.entries(("daemon",)) if e.data()["type"] == "day_rollover_failed"]
+    assert check_chain([old, new]) == []
+    dealer.finish(dealer.open())
+    assert [i for i, _ in _placed(new)] == list(range(10, 19))

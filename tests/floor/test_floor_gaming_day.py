@@ -3,11 +3,12 @@
 A linked table on day files (an injected clock: no hour is waited for) plays a progressive
 round, the day rolls over, it plays another; the floor holds each day file, entry for entry,
 under `T1.{journal_id}`, the closed day complete, and the link's pool took both rounds. A
-floor unreachable at the hour gets the closed day's end first, then the new day."""
+floor that cannot take the closed day's end gets it first, and only then the new day."""
 
 from __future__ import annotations
 
 import sys
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,13 @@ def test_each_gaming_day_is_its_own_stream_on_the_floor_in_order(
     monkeypatch.setenv("CARDSHOE_FLOOR_TOKEN", FLOOR_TOKEN)
     arrived: list[tuple[str, int]] = []  # (stream, the last id of a batch) in the order the floor took them
     ingest = store.ingest
+    held: dict[str, Any] = {"stream": None, "refused": 0}  # a stream the floor cannot take yet
+    gate = threading.Event()
 
     def watched(table_: str, entries: Any, **kw: Any) -> int:
+        if table_ == held["stream"] and not gate.is_set():
+            held["refused"] += 1
+            raise RuntimeError("the floor's store is busy")  # a 500: the shipper tries again
         if entries:
             arrived.append((table_, max(e.id for e in entries)))
         return ingest(table_, entries, **kw)
@@ -63,13 +69,17 @@ def test_each_gaming_day_is_its_own_stream_on_the_floor_in_order(
     table.ok("POST", f"/rounds/{r1}/settle", json={})
     old = table.daemon.config.journal
 
-    # The floor is cut as the hour passes: the closed day's end must reach it before the new day.
-    relay.cut()
+    # The floor cannot take the closed day's end: the new day's stream must not start meanwhile.
+    held["stream"] = f"T1.{_journal_id(old)}"
     clock.advance(15 * 60 * 10**9)
     wait_for(lambda: table.daemon.status()["gaming_day"]["day"] == "2026-11-27", 10, "the rollover")
     new = table.daemon.config.journal
     assert new != old
-    relay.restore()
+    wait_for(lambda: held["refused"] >= 2, 30, "the closed day's end offered to the floor")
+    nxt = table.daemon.shipper
+    assert nxt is not None and nxt._thread is None and not table.daemon.days.finishing[-1].finished.is_set()
+    assert store.stream(f"T1.{_journal_id(new)}") is None
+    gate.set()
     wait_for(lambda: store.high_water(f"T1.{_journal_id(old)}") == _history(old)[-1][0], 30, "the old day shipped")
     r2 = play(table, "9h 8h 7h", "Kd 6c 2c", "6h 5h", "4d", progressive=True)["rid"]
     table.ok("POST", f"/rounds/{r2}/settle", json={})
