@@ -356,6 +356,8 @@ class GamingDays:
         d = self.daemon
         svc = d._svc()
         with svc.lock:
+            if self.day is not None and to_day <= self.day:
+                return False  # rolled over already (by the watch, or before a round opened)
             busy = svc.core.in_play()
             if busy is None and d._loading:
                 busy = "a NEW_SHOE is not answered yet"
