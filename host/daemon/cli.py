@@ -180,9 +180,9 @@ def main(argv: list[str]) -> int:
     announce(sock)
     if daemon.restored is not None and daemon.restored.mismatches:
         log.error("the journal does not rebuild to what it recorded (%d differences): see `cardshoe replay %s`",
-                  len(daemon.restored.mismatches), config.journal)
+                  len(daemon.restored.mismatches), daemon.config.journal)
     log.info("table %s: %s, %d seats, shoe on %s, journal %s, API on %s (epoch %d)",
-             config.name, config.game, config.seats, config.port, config.journal, url_of(sock), daemon.epoch)
+             config.name, config.game, config.seats, config.port, daemon.config.journal, url_of(sock), daemon.epoch)
     servers: list[uvicorn.Server] = []
     app = create_app(daemon, token, role_tokens=role_tokens, stopping=lambda: bool(servers and servers[0].should_exit))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5))
@@ -212,7 +212,7 @@ def main(argv: list[str]) -> int:
             args.port_file.unlink(missing_ok=True)  # a parent polling for it must not read a dead daemon's port
         log.info("stopped; journal closed")
     if daemon.fatal is not None:
-        print(f"cardshoe run: journal {config.journal} failed while running, stopping to be restarted: "
+        print(f"cardshoe run: journal {daemon.config.journal} failed while running, stopping to be restarted: "
               f"{' '.join(str(daemon.fatal).split())}", file=sys.stderr)
         return EXIT_WRITE_FAILED
     return 0

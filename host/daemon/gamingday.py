@@ -533,6 +533,6 @@ def close_day(svc: Any, journal: Journal, day: date, next_day: date, next_file: 
     return {"id": eid, "chain": value, "body": body}
 
 
-__all__ = ["DayClock", "DayClockBehind", "DayPolicy", "DayPolicyError", "GamingDays", "STEP_TOLERANCE_NS",
-           "close_day", "day_closed", "day_opened", "handovers", "make_read_only", "seal_file", "parse_day_ends", "policy_of",
-           "zone_of"]
+__all__ = ["DayClock", "DayClockBehind", "DayPolicy", "DayPolicyError", "GamingDays", "RETRY_NS", "STEP_TOLERANCE_NS",
+           "close_day", "day_closed", "day_opened", "handovers", "make_read_only", "parse_day_ends", "policy_of",
+           "seal_file", "zone_of"]

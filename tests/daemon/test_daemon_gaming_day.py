@@ -614,3 +614,31 @@ def test_a_rollover_that_cannot_be_made_is_an_alarm_and_is_tried_again(make_day_
     assert check_chain([old, new]) == []
     dealer.finish(dealer.open())
     assert [i for i, _ in _placed(new)] == list(range(10, 19))
+
+
+def test_day_file_settings_are_checked_and_named() -> None:
+    from cardshoe.daemon.cli import EXIT_CLOCK_BEHIND, config_from_args, exit_status
+    from cardshoe.daemon.config import ConfigError
+    from cardshoe.daemon.gamingday import DayClockBehind, DayPolicy, parse_day_ends
+
+    base = ["--port", "/dev/null", "--game", TCP, "--seats", "7", "--name", "T07"]
+    cfg = config_from_args(base + ["--journal-dir", "/var/lib/cardshoe/days", "--day-ends", "06:00",
+                                   "--day-zone", "UTC"])
+    assert (cfg.journal_dir, cfg.day_ends, cfg.day_zone) == (Path("/var/lib/cardshoe/days"), "06:00", "UTC")
+    assert cfg.table_key_file() == Path("/var/lib/cardshoe/days/T07.table-key")  # one key whatever the day
+    for bad, message in ((["--day-ends", "6am", "--journal-dir", "/d"], "not a time of day as HH:MM"),
+                         (["--day-ends", "06:00"], "needs journal.dir"),
+                         (["--journal-dir", "/d"], "need journal.day_ends"),
+                         (["--journal-dir", "/d", "--day-ends", "06:00", "--journal", "/j.sqlite"], "not both"),
+                         (["--journal-dir", "/d", "--day-ends", "06:00", "--day-zone", "Mars/Olympus"],
+                          "not a time zone")):
+        with pytest.raises(ConfigError, match=message):
+            config_from_args(base + bad)
+    assert parse_day_ends("23:59") == 23 * 60 + 59
+    policy = DayPolicy(Path("/d"), 360, "06:00", timezone.utc)
+    # 05:59:59 on the 27th is the 26th's day; 06:00 starts the 27th's.
+    assert policy.day_of(int(_at("2026-11-27T05:59:59").timestamp() * 1e9)).isoformat() == "2026-11-26"
+    assert policy.day_of(int(_at("2026-11-27T06:00:00").timestamp() * 1e9)).isoformat() == "2026-11-27"
+    assert policy.file("T07", policy.day_of(int(_at("2026-11-28T03:00").timestamp() * 1e9))).name == \
+        "T07.2026-11-27.sqlite"
+    assert exit_status(DayClockBehind("behind")) == EXIT_CLOCK_BEHIND == 8
