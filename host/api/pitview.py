@@ -373,7 +373,7 @@ EVENTS: dict[str, dict[str, Rule]] = {
     "player_left": _kind("type seat player_id"),
     "round_staff": _kind("type round_id dealer supervisor players"),
     **{kind: _kind("type group key row direction rounds handle actual theoretical sd z threshold tests "
-                   "alpha_family min_rounds covariance message since_ns")
+                   "alpha_family alpha_test looks min_rounds covariance message since_ns")
        for kind in ("hold_alarm", "hold_alarm_cleared", "hold")},
     # -- the gaming day's rollover (issue 25: cardshoe.daemon.gamingday, .handover); no card in any --
     "shoe_handed_over": _kind("type shoe shoe_no next_index to_day to_journal"),

@@ -324,7 +324,8 @@ def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler
     # The report's readers, one per table, kept between calls: each call reads only the entries
     # shipped since the last (a floor page refreshes every 30 s; re-reading every journal would not).
     report_readers: dict[str, Any] = {}
-    report_lock = threading.Lock()
+    report_figures: dict[tuple[Any, ...], Any] = {}
+    report_lock = threading.RLock()
 
     def report_tables(names: list[str] | None) -> list[Any]:
         from cardshoe.report.shift import TableReader
@@ -357,13 +358,23 @@ def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler
         """The shift's figures over every table the floor holds (docs/report.md): pace, hold against
         the exact theoretical, ratings, flags, and the hold alarms corrected for every table watched."""
         from cardshoe.report.alarm import AlarmPolicy, evaluate
-        from cardshoe.report.figures import Options, build
+        from cardshoe.report.figures import Figures, Options
         from cardshoe.report.live import shift_start_ns
 
         since = since_ns if since_ns is not None else shift_start_ns(time.time_ns(), Options().shift_starts)
-        report = build(report_tables(table), Options(since_ns=since, until_ns=until_ns))
+        key = (since, until_ns, tuple(sorted(table or ())))
+        with report_lock:
+            tables = report_tables(table)
+            # The figures of a window are kept between calls: each call counts only the rounds
+            # settled since the last (a new shift, another window: new figures; a few kept).
+            fig = report_figures.pop(key, None) or Figures(Options(since_ns=since, until_ns=until_ns))
+            report_figures[key] = fig
+            while len(report_figures) > 4:
+                report_figures.pop(next(iter(report_figures)))
+            fig.update(tables)
+            report = fig.report()
+            report["alarms"] = evaluate(fig, AlarmPolicy(z=z, min_rounds=min_rounds))
         report.pop("series", None)
-        report["alarms"] = evaluate(report, AlarmPolicy(z=z, min_rounds=min_rounds))
         return report
 
     @app.get("/floor/report.js", include_in_schema=False)

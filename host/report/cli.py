@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from cardshoe.report.alarm import AlarmPolicy, evaluate
-from cardshoe.report.figures import Options, build
+from cardshoe.report.figures import Figures, Options
 from cardshoe.report.shift import TableShift, read_table
 
 __all__ = ["main", "from_journals", "from_floor"]
@@ -135,6 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--alarm-z", type=float, default=3.0, help="the alarm's family-wise z (docs/report.md)")
     p.add_argument("--min-rounds", type=int, default=100, help="the alarm's minimum rounds per group")
     p.add_argument("--sides", choices=("both", "low"), default="both")
+    p.add_argument("--looks", choices=("one", "every"), default="one",
+                   help="one: the report is read once, z at that look (default); every: the sequential "
+                        "boundary the live alarm uses, a rate per shift (docs/report.md)")
     p.add_argument("--shifts", default="6,14,22", help="local hours at which shifts begin (default 6,14,22)")
     p.add_argument("--refresh-theory", nargs="*", metavar="GAME",
                    help="recompute the moments from the par sheets (all games if none named) and exit")
@@ -201,9 +204,10 @@ def main(argv: list[str]) -> int:
         return 2
     read_s = time.perf_counter() - t0
     opts = Options(since_ns=args.since, until_ns=args.until, band_z=args.band_z, shift_starts=shifts)
-    report = build(tables, opts)
-    policy = AlarmPolicy(z=args.alarm_z, min_rounds=args.min_rounds, sides=args.sides)
-    alarms = evaluate(report, policy)
+    figures = Figures(opts).update(tables)
+    report = figures.report()
+    policy = AlarmPolicy(z=args.alarm_z, min_rounds=args.min_rounds, sides=args.sides, looks=args.looks)
+    alarms = evaluate(figures, policy)
     from cardshoe.report.render import write
 
     write(report, alarms, args.out)

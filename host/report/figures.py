@@ -28,10 +28,13 @@ from datetime import datetime, timedelta, tzinfo
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
+from cardshoe.report.boundary import GRID, seat_excess
 from cardshoe.report.shift import Flag, RoundRec, SeatStake, TableShift
 from cardshoe.report.theory import BASE_COMPONENTS, GameTheory, TheoryError, theory_for
 
-__all__ = ["Options", "Cell", "build", "GROUP_KINDS", "progressive_moments"]
+__all__ = ["Options", "Cell", "Figures", "build", "GROUP_KINDS", "progressive_moments"]
 
 GROUP_KINDS = ("table", "dealer", "shift", "hour", "seat", "player", "shoe")
 
@@ -63,9 +66,14 @@ class Cell:
     var: float = 0.0
     exact: bool = True
     unpriced: int = 0
+    scale: float = 0.0
+    """The sd of the group's first priced round: the sequential boundary's scale (fixed before any result)."""
+    tail_low: Any = None
+    tail_high: Any = None
+    """The summed tail excess of its rounds on `boundary.GRID` (the house winning less; more); None: unknown."""
 
     def add(self, key: tuple[str, str], wagers: int, handle: int, actual: int, returned: int, mean: float,
-            var: float, exact: bool) -> None:
+            var: float, exact: bool, tails: tuple[Any, Any] | None = None) -> None:
         self.rounds.add(key)
         self.wagers += wagers
         self.handle += handle
@@ -74,6 +82,15 @@ class Cell:
         self.theo += mean
         self.var += var
         self.exact = self.exact and exact
+        if var > 0 and not self.scale:
+            self.scale = math.sqrt(var)
+            self.tail_low, self.tail_high = (np.zeros(len(GRID)), np.zeros(len(GRID)))
+        if self.tail_low is not None:
+            if tails is None:
+                self.tail_low = self.tail_high = None  # tails unknown (an old theory.json): the normal part alone
+            else:
+                self.tail_low = self.tail_low + tails[0]
+                self.tail_high = self.tail_high + tails[1]
 
     @property
     def sd(self) -> float:
@@ -186,10 +203,36 @@ def _moments(theory: GameTheory, stakes: Sequence[SeatStake]) -> tuple[dict[str,
     return per, (mean_all, var_all, exact_all)
 
 
+def _tails(theory: GameTheory, stakes: Sequence[SeatStake]) -> dict[str, tuple[Any, Any] | None]:
+    """Per component and overall: the round's tail excess on `boundary.GRID`, summed over its
+    seats (each seat's from its exact distribution); None where a distribution is missing."""
+    by_seat: dict[int, dict[str, int]] = {}
+    for st in stakes:
+        if st.component in theory.components and st.unit:
+            units = by_seat.setdefault(st.seat, {})
+            units[st.component] = units.get(st.component, 0) + st.unit
+    out: dict[str, tuple[Any, Any] | None] = {}
+    for row in {c for units in by_seat.values() for c in units} | {"overall"}:
+        low, high = np.zeros(len(GRID)), np.zeros(len(GRID))
+        known = True
+        for units in by_seat.values():
+            use = units if row == "overall" else ({row: units[row]} if row in units else {})
+            if not use:
+                continue
+            got = seat_excess(theory, use)
+            if got is None:
+                known = False
+                break
+            low, high = low + got[0], high + got[1]
+        out[row] = (low, high) if known else None
+    return out
+
+
 class _Hold:
     def __init__(self) -> None:
         self.cells: dict[tuple[str, str], dict[str, Cell]] = defaultdict(lambda: defaultdict(Cell))
-        self._memo: dict[Any, tuple[dict[str, tuple[float, float, bool]], tuple[float, float, bool]]] = {}
+        self._memo: dict[Any, tuple[dict[str, tuple[float, float, bool]], tuple[float, float, bool],
+                                    dict[str, tuple[Any, Any] | None]]] = {}
 
     def add_round(self, group: tuple[str, str], rec: RoundRec, stakes: Sequence[SeatStake],
                   theory: GameTheory | None) -> None:
@@ -197,11 +240,13 @@ class _Hold:
         rows = self.cells[group]
         per: dict[str, tuple[float, float, bool]] = {}
         overall: tuple[float, float, bool] | None = None
+        tails: dict[str, tuple[Any, Any] | None] = {}
         if theory is not None:
             memo = (key, tuple(st.seat for st in stakes))
             if memo not in self._memo:
-                self._memo = {memo: _moments(theory, stakes)}  # the round's groups come one after another
-            per, overall = self._memo[memo]
+                # The round's groups come one after another: one entry is enough.
+                self._memo = {memo: (*_moments(theory, stakes), _tails(theory, stakes))}
+            per, overall, tails = self._memo[memo]
         base = [st for st in stakes if st.component in BASE_COMPONENTS]
         for comp in {st.component for st in base}:
             mine = [st for st in base if st.component == comp]
@@ -210,7 +255,7 @@ class _Hold:
             returned = sum(s.returned for s in mine)
             if comp in per:
                 m, v, ex = per[comp]
-                cell.add(key, len(mine), handle, actual, returned, m, v, ex)
+                cell.add(key, len(mine), handle, actual, returned, m, v, ex, tails.get(comp))
             else:
                 cell.unpriced += len(mine)
                 cell.add(key, len(mine), handle, actual, returned, 0.0, 0.0, False)
@@ -219,7 +264,7 @@ class _Hold:
             cell = rows["overall"]
             if overall is not None and priced:
                 cell.add(key, len(priced), sum(s.handle for s in priced), sum(s.house for s in priced),
-                         sum(s.returned for s in priced), overall[0], overall[1], overall[2])
+                         sum(s.returned for s in priced), overall[0], overall[1], overall[2], tails.get("overall"))
             cell.unpriced += len(base) - len(priced)
         for st in stakes:
             if st.component != "progressive":
@@ -274,125 +319,210 @@ def shift_label(t_ns: int, opts: Options) -> str:
     return begin.strftime("%Y-%m-%d %H:00")
 
 
-def build(tables: Sequence[TableShift], opts: Options = Options()) -> dict[str, Any]:
-    """Every figure of the report as plain JSON (what `render` draws and `--out x.json` writes)."""
-    hold = _Hold()
-    pace: dict[tuple[str, str], _Pace] = defaultdict(_Pace)
-    problems: list[str] = []
-    theories: dict[str, GameTheory | None] = {}
-    players: dict[str, dict[str, Any]] = {}
-    series: list[dict[str, Any]] = []
-    games: set[str] = set()
-    for ts in tables:
-        rounds = sorted((r for r in ts.rounds if r.settled_ns is not None and _in(r.opened_ns, opts)),
-                        key=lambda r: r.opened_ns)
-        open_rounds = [r.round_id for r in ts.rounds if r.settled_ns is None and _in(r.opened_ns, opts)]
-        if open_rounds:
-            problems.append(f"{ts.table} ({ts.source}): {len(open_rounds)} round(s) not settled in the data, not "
-                            f"counted: {', '.join(open_rounds[:5])}")
+@dataclass
+class _TableProgress:
+    """How far `Figures` has counted one table (one source)."""
+
+    done: set[str] = field(default_factory=set)
+    last_opened: int | None = None
+    prev: RoundRec | None = None
+    prev_groups: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Figures:
+    """The report's figures kept up to date round by round: `update` counts only the rounds
+    settled since the last call (a live table, the floor refreshing every 30 s), `report`
+    answers every figure as plain JSON (what `render` draws), `cells` the hold per group and
+    row (what the alarm reads)."""
+
+    def __init__(self, opts: Options = Options()) -> None:
+        self.opts = opts
+        self._reset()
+
+    def _reset(self) -> None:
+        self.hold = _Hold()
+        self.pace: dict[tuple[str, str], _Pace] = defaultdict(_Pace)
+        self.theories: dict[str, GameTheory | None] = {}
+        self.series: list[dict[str, Any]] = []
+        self.games: set[str] = set()
+        self._problems: list[str] = []
+        self._progress: dict[str, _TableProgress] = {}
+        self._latest: dict[str, TableShift] = {}
+
+    @property
+    def cells(self) -> dict[tuple[str, str], dict[str, Cell]]:
+        """The hold by (group kind, key) and row."""
+        return self.hold.cells
+
+    def update(self, tables: Sequence[TableShift]) -> Figures:
+        """Count the rounds of `tables` settled since the last update (a table read again whole
+        is recounted only if a round arrived out of its order)."""
+        for ts in tables:
+            self._latest[ts.source] = ts
+        for ts in tables:
+            if not self._add(ts):
+                latest = list(self._latest.values())
+                self._reset()
+                for again in latest:
+                    self._latest[again.source] = again
+                for again in latest:
+                    self._add(again)
+                break
+        return self
+
+    def _add(self, ts: TableShift) -> bool:
+        opts = self.opts
+        prog = self._progress.setdefault(ts.source, _TableProgress())
+        fresh = sorted((r for r in ts.rounds if r.settled_ns is not None and r.round_id not in prog.done
+                        and _in(r.opened_ns, opts)), key=lambda r: r.opened_ns)
+        if not fresh:
+            return True
+        if prog.last_opened is not None and fresh[0].opened_ns < prog.last_opened:
+            return False
         loads = sorted(t for t, _, _ in ts.shoes if _in(t, opts))
-        for k, rec in enumerate(rounds):
-            games.add(rec.game)
-            if rec.game not in theories:
-                try:
-                    theories[rec.game] = theory_for(rec.game)
-                except TheoryError as exc:
-                    theories[rec.game] = None
-                    problems.append(f"{rec.game}: not priced: {exc}")
-            theory = theories[rec.game]
-            if theory is not None and rec.revision is not None and rec.revision != theory.revision:
-                problems.append(f"{ts.table} {rec.round_id}: settled under pay table revision {rec.revision}, "
-                                f"moments are for revision {theory.revision}: not priced")
-                theory = None
-            shift = shift_label(rec.opened_ns, opts)
-            hour = _local(rec.opened_ns, opts.tz).strftime("%Y-%m-%d %H:00")
-            dealer = rec.dealer or "(no dealer signed on)"
-            whole = rec.stakes
-            for group in (("table", ts.table), ("dealer", dealer), ("shift", shift), ("hour", hour)):
-                hold.add_round(group, rec, whole, theory)
-            for seat in sorted({st.seat for st in whole}):
-                mine = [st for st in whole if st.seat == seat]
-                hold.add_round(("seat", f"{ts.table} seat {seat}"), rec, mine, theory)
-                pid = rec.players.get(seat)
-                if pid is not None:
-                    hold.add_round(("player", pid), rec, mine, theory)
-            # Pace: the round's own time, then the gap to the next round (closed table: none).
-            phases = rec.phases()
-            nxt = rounds[k + 1] if k + 1 < len(rounds) else None
+        for rec in fresh:
+            if prog.prev is None:
+                first_loads = sum(1 for t in loads if t <= rec.opened_ns)
+            else:
+                self._gap(prog, rec, loads)
+                first_loads = 0
+            prog.prev_groups = self._round(ts, rec, first_loads)
+            prog.prev = rec
+            prog.done.add(rec.round_id)
+            prog.last_opened = rec.opened_ns
+        return True
+
+    def _gap(self, prog: _TableProgress, nxt: RoundRec, loads: Sequence[int]) -> None:
+        """The time from the previous round's settlement to `nxt` opening: between rounds, or
+        loading a shoe (closed table beyond the idle limit: none); shoes loaded meanwhile."""
+        rec = prog.prev
+        assert rec is not None and rec.settled_ns is not None
+        gap = (nxt.opened_ns - rec.settled_ns) / 1e9
+        loading = 0.0
+        loaded = sum(1 for t in loads if rec.settled_ns < t <= nxt.opened_ns)
+        if gap > self.opts.idle_s:
             gap = 0.0
-            loading = 0.0
-            assert rec.settled_ns is not None
-            # A shoe loaded between this round's settlement and the next opening makes that
-            # gap shoe-loading time; the first round also counts the shoes loaded before it.
-            low = rec.settled_ns
-            high = nxt.opened_ns if nxt is not None else rec.settled_ns
-            loaded_here = sum(1 for t in loads if low < t <= high) + (
-                sum(1 for t in loads if t <= rec.opened_ns) if k == 0 else 0)
-            if nxt is not None:
-                gap = (nxt.opened_ns - rec.settled_ns) / 1e9
-                if gap > opts.idle_s:
-                    gap = 0.0
-                elif any(rec.settled_ns < t <= nxt.opened_ns for t in loads):
-                    loading, gap = gap, 0.0
-            for group in (("table", ts.table), ("dealer", dealer), ("hour", hour),
-                          ("shoe", f"{ts.table} shoe {rec.shoe_no}"), ("shift", shift)):
-                p = pace[group]
-                p.rounds += 1
-                p.cards += rec.cards
-                if rec.deal_cards > 1 and rec.first_card_ns is not None and rec.last_card_ns is not None:
-                    p.deal_cards += rec.deal_cards - 1
-                    p.deal_s += (rec.last_card_ns - rec.first_card_ns) / 1e9
-                for name, secs in phases.items():
-                    p.phases[name] += secs
-                p.phases["between rounds"] += gap
-                p.phases["loading shoes"] += loading
-                p.play_s += sum(phases.values()) + gap + loading
-                p.loading_s += loading
-                if group[0] != "shoe":
-                    p.shoes += loaded_here
-            _, overall = _moments(theory, [st for st in whole if st.component in BASE_COMPONENTS]) \
-                if theory is not None else ({}, (0.0, 0.0, True))
-            series.append({"table": ts.table, "round_id": rec.round_id, "opened_ns": rec.opened_ns,
-                           "theo": overall[0], "var": overall[1],
-                           "settled_ns": rec.settled_ns, "cards": rec.cards, "dealer": rec.dealer,
-                           "handle": sum(st.handle for st in whole if st.component != "progressive"),
-                           "actual": sum(st.house for st in whole if st.component != "progressive")})
-        for span in ts.spans:
-            if span.role != "player":
-                continue
-            start = max(span.start_ns, opts.since_ns or span.start_ns)
-            end = span.end_ns if span.end_ns is not None else (ts.last_ns or span.start_ns)
-            end = min(end, opts.until_ns or end)
-            if end > start:
-                players.setdefault(span.who, {"seated_s": 0.0})["seated_s"] += (end - start) / 1e9
-    flags = [f for ts in tables for f in ts.flags if _in(f.raised_ns, opts)]
-    groups: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in GROUP_KINDS}
-    for (kind, key), rows in hold.cells.items():
-        groups[kind].setdefault(key, {})["hold"] = {row: cell.to_json(opts.band_z) for row, cell in rows.items()}
-    for (kind, key), p in pace.items():
-        groups[kind].setdefault(key, {})["pace"] = p.to_json()
-    for pid, g in groups["player"].items():
-        overall = g.get("hold", {})
-        parts = [v for k, v in overall.items() if k != "overall"]
-        seat_rounds = max((v["rounds"] for v in parts), default=0)
-        handle = sum(v["handle"] for v in parts)
-        g["rating"] = {"seated_s": round(players.get(pid, {}).get("seated_s", 0.0), 1), "rounds": seat_rounds,
-                       "handle": handle, "average_bet": round(handle / seat_rounds, 2) if seat_rounds else None,
-                       "actual": sum(v["actual"] for v in parts),
-                       "theoretical": round(sum(v["theoretical"] for v in parts), 2)}
-    return {
-        "format": "cardshoe.report/1",
-        "window": {"since_ns": opts.since_ns, "until_ns": opts.until_ns},
-        "tables": [{"table": ts.table, "source": ts.source, "game": ts.game, "seats": ts.seats,
-                    "first_ns": ts.first_ns, "last_ns": ts.last_ns} for ts in tables],
-        "games": {g: _theory_json(theories.get(g)) for g in sorted(games)},
-        "band_z": opts.band_z,
-        "groups": groups,
-        "flags": [_flag_json(f) for f in flags],
-        "flags_by_rule": _flags_by_rule(flags),
-        "series": series,
-        "problems": problems,
-    }
+        elif loaded:
+            loading, gap = gap, 0.0
+        for group in prog.prev_groups:
+            p = self.pace[group]
+            p.phases["between rounds"] += gap
+            p.phases["loading shoes"] += loading
+            p.play_s += gap + loading
+            p.loading_s += loading
+            if group[0] != "shoe":
+                p.shoes += loaded
+
+    def _theory(self, ts: TableShift, rec: RoundRec) -> GameTheory | None:
+        if rec.game not in self.theories:
+            try:
+                self.theories[rec.game] = theory_for(rec.game)
+            except TheoryError as exc:
+                self.theories[rec.game] = None
+                self._problems.append(f"{rec.game}: not priced: {exc}")
+        theory = self.theories[rec.game]
+        if theory is not None and rec.revision is not None and rec.revision != theory.revision:
+            self._problems.append(f"{ts.table} {rec.round_id}: settled under pay table revision {rec.revision}, "
+                                  f"moments are for revision {theory.revision}: not priced")
+            return None
+        return theory
+
+    def _round(self, ts: TableShift, rec: RoundRec, first_loads: int) -> list[tuple[str, str]]:
+        """Count one settled round (its hold, its own time); the pace groups it counts in."""
+        opts, hold = self.opts, self.hold
+        self.games.add(rec.game)
+        theory = self._theory(ts, rec)
+        shift = shift_label(rec.opened_ns, opts)
+        hour = _local(rec.opened_ns, opts.tz).strftime("%Y-%m-%d %H:00")
+        dealer = rec.dealer or "(no dealer signed on)"
+        whole = rec.stakes
+        for group in (("table", ts.table), ("dealer", dealer), ("shift", shift), ("hour", hour)):
+            hold.add_round(group, rec, whole, theory)
+        for seat in sorted({st.seat for st in whole}):
+            mine = [st for st in whole if st.seat == seat]
+            hold.add_round(("seat", f"{ts.table} seat {seat}"), rec, mine, theory)
+            pid = rec.players.get(seat)
+            if pid is not None:
+                hold.add_round(("player", pid), rec, mine, theory)
+        phases = rec.phases()
+        groups = [("table", ts.table), ("dealer", dealer), ("hour", hour),
+                  ("shoe", f"{ts.table} shoe {rec.shoe_no}"), ("shift", shift)]
+        for group in groups:
+            p = self.pace[group]
+            p.rounds += 1
+            p.cards += rec.cards
+            if rec.deal_cards > 1 and rec.first_card_ns is not None and rec.last_card_ns is not None:
+                p.deal_cards += rec.deal_cards - 1
+                p.deal_s += (rec.last_card_ns - rec.first_card_ns) / 1e9
+            for name, secs in phases.items():
+                p.phases[name] += secs
+            p.phases["between rounds"] += 0.0
+            p.phases["loading shoes"] += 0.0
+            p.play_s += sum(phases.values())
+            if group[0] != "shoe":
+                p.shoes += first_loads
+        _, overall = _moments(theory, [st for st in whole if st.component in BASE_COMPONENTS]) \
+            if theory is not None else ({}, (0.0, 0.0, True))
+        self.series.append({"table": ts.table, "round_id": rec.round_id, "opened_ns": rec.opened_ns,
+                            "theo": overall[0], "var": overall[1],
+                            "settled_ns": rec.settled_ns, "cards": rec.cards, "dealer": rec.dealer,
+                            "handle": sum(st.handle for st in whole if st.component != "progressive"),
+                            "actual": sum(st.house for st in whole if st.component != "progressive")})
+        return groups
+
+    def report(self) -> dict[str, Any]:
+        """Every figure of the report as plain JSON (what `render` draws and `--out x.json` writes)."""
+        opts = self.opts
+        tables = list(self._latest.values())
+        problems: list[str] = []
+        players: dict[str, dict[str, Any]] = {}
+        for ts in tables:
+            open_rounds = [r.round_id for r in ts.rounds if r.settled_ns is None and _in(r.opened_ns, opts)]
+            if open_rounds:
+                problems.append(f"{ts.table} ({ts.source}): {len(open_rounds)} round(s) not settled in the data, "
+                                f"not counted: {', '.join(open_rounds[:5])}")
+            for span in ts.spans:
+                if span.role != "player":
+                    continue
+                start = max(span.start_ns, opts.since_ns or span.start_ns)
+                end = span.end_ns if span.end_ns is not None else (ts.last_ns or span.start_ns)
+                end = min(end, opts.until_ns or end)
+                if end > start:
+                    players.setdefault(span.who, {"seated_s": 0.0})["seated_s"] += (end - start) / 1e9
+        problems += self._problems
+        flags = [f for ts in tables for f in ts.flags if _in(f.raised_ns, opts)]
+        groups: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in GROUP_KINDS}
+        for (kind, key), rows in self.hold.cells.items():
+            groups[kind].setdefault(key, {})["hold"] = {row: cell.to_json(opts.band_z) for row, cell in rows.items()}
+        for (kind, key), p in self.pace.items():
+            groups[kind].setdefault(key, {})["pace"] = p.to_json()
+        for pid, g in groups["player"].items():
+            overall = g.get("hold", {})
+            parts = [v for k, v in overall.items() if k != "overall"]
+            seat_rounds = max((v["rounds"] for v in parts), default=0)
+            handle = sum(v["handle"] for v in parts)
+            g["rating"] = {"seated_s": round(players.get(pid, {}).get("seated_s", 0.0), 1), "rounds": seat_rounds,
+                           "handle": handle, "average_bet": round(handle / seat_rounds, 2) if seat_rounds else None,
+                           "actual": sum(v["actual"] for v in parts),
+                           "theoretical": round(sum(v["theoretical"] for v in parts), 2)}
+        return {
+            "format": "cardshoe.report/1",
+            "window": {"since_ns": opts.since_ns, "until_ns": opts.until_ns},
+            "tables": [{"table": ts.table, "source": ts.source, "game": ts.game, "seats": ts.seats,
+                        "first_ns": ts.first_ns, "last_ns": ts.last_ns} for ts in tables],
+            "games": {g: _theory_json(self.theories.get(g)) for g in sorted(self.games)},
+            "band_z": opts.band_z,
+            "groups": groups,
+            "flags": [_flag_json(f) for f in flags],
+            "flags_by_rule": _flags_by_rule(flags),
+            "series": list(self.series),
+            "problems": problems,
+        }
+
+
+def build(tables: Sequence[TableShift], opts: Options = Options()) -> dict[str, Any]:
+    """Every figure of the report as plain JSON, counted once (`Figures` keeps them up to date)."""
+    return Figures(opts).update(tables).report()
 
 
 def _in(t: int, opts: Options) -> bool:

@@ -1,9 +1,10 @@
 """The shift's figures kept live: inside the table daemon, and on the floor (issue 23 items 4, 6).
 
 `LiveShift` is fed the table's journal entries as they are published (and, at start, those
-already in the journal) through a `TableReader`; after each settlement it builds the current
-shift's figures (`cardshoe.report.figures.build`, the report's own code) and evaluates the
-alarm. A new alarm is journaled and shown on the event stream as a `daemon` entry
+already in the journal) through a `TableReader`; after each settlement it counts the round in
+the current shift's figures (`cardshoe.report.figures.Figures`, the report's own code, kept
+up to date round by round) and evaluates the alarm at its sequential boundary (a look after
+every round: `cardshoe.report.alarm`). A new alarm is journaled and shown on the event stream as a `daemon` entry
 `hold_alarm` (with every figure behind it) and listed in `/status` `alarms` until it clears
 (`hold_alarm_cleared`). `GET /shift` answers the figures and the alarms.
 
@@ -19,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Mapping
 
 from cardshoe.report.alarm import AlarmPolicy, evaluate
-from cardshoe.report.figures import Options, build
+from cardshoe.report.figures import Figures, Options
 from cardshoe.report.shift import EntryLike, TableReader
 
 __all__ = ["LiveShift", "shift_start_ns"]
@@ -57,6 +58,8 @@ class LiveShift:
         self._thread: threading.Thread | None = None
         self._backlog: Callable[[], Iterable[EntryLike]] | None = None
         self._pending: list[EntryLike] | None = None  # published while the backlog is read
+        self._figures: Figures | None = None
+        self._figures_lock = threading.Lock()
 
     def feed(self, entry: EntryLike) -> None:
         """One entry as published; a settlement marks the figures for a new look."""
@@ -79,13 +82,18 @@ class LiveShift:
         """The current shift's report and its alarms."""
         now = self.clock()
         since = shift_start_ns(now, self.options.shift_starts)
-        opts = Options(since_ns=since, until_ns=None, tz=self.options.tz, shift_starts=self.options.shift_starts,
-                       band_z=self.options.band_z, idle_s=self.options.idle_s)
-        with self._lock:
-            shift = self.reader.shift()
-        report = build([shift], opts)
-        report["alarms"] = evaluate(report, self.policy)
-        report["policy"] = {"z": self.policy.z, "min_rounds": self.policy.min_rounds, "sides": self.policy.sides}
+        with self._figures_lock:
+            fig = self._figures
+            if fig is None or fig.opts.since_ns != since:  # a new shift: its own figures
+                fig = self._figures = Figures(Options(
+                    since_ns=since, until_ns=None, tz=self.options.tz, shift_starts=self.options.shift_starts,
+                    band_z=self.options.band_z, idle_s=self.options.idle_s))
+            with self._lock:  # rounds are counted once: never one whose settlement is being read
+                fig.update([self.reader.shift()])
+            report = fig.report()
+            report["alarms"] = evaluate(fig, self.policy)
+        report["policy"] = {"z": self.policy.z, "min_rounds": self.policy.min_rounds, "sides": self.policy.sides,
+                            "looks": self.policy.looks}
         return report
 
     def look(self) -> list[dict[str, Any]]:

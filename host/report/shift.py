@@ -287,7 +287,6 @@ class TableReader:
 
 def _settled(rec: RoundRec, s: dict[str, Any], t: int) -> None:
     """The settlement's money into the round's stakes by seat and component."""
-    rec.settled_ns = t
     rec.revision = s.get("paytable_revision")
     if s.get("void"):
         rec.void = True
@@ -316,3 +315,4 @@ def _settled(rec: RoundRec, s: dict[str, Any], t: int) -> None:
                 st.other_antes = antes - (1 if has_ante else 0)
                 st.hits += [str(line.get("label")) for line in w.get("lines", []) if line.get("label")]
         rec.stakes.extend(st for st in by.values() if st.handle or st.unit)
+    rec.settled_ns = t  # last: a round is settled for the figures only once its money is read

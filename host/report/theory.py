@@ -19,13 +19,17 @@ theoretical win is the least the house can expect whatever the players decide; p
 decide worse push the actual hold above it, never below (docs/report.md, "Strategy").
 
 Covariances. Seats of one round share the dealer's hand (and Let It Ride's community cards),
-so their results are correlated; a seat's wagers share its hand. For the Three Card Poker
-family, `ante_play` and `pair_plus` co-vary exactly as computed here by enumeration: for
-every dealer hand (taken up to suits), every pair of disjoint player hands, by
-inclusion-exclusion over the cards two player hands share (`tcp_covariances`). Where no
-exact covariance is computed (Six Card Bonus, Let It Ride, Stud) the report takes the
-Cauchy-Schwarz bound, correlation 1: its band is then wider than the exact one and its
-alarm conservative (docs/report.md says so).
+so their results are correlated; a seat's wagers share its hand. They are computed exactly
+by enumeration (`cardshoe.report.covariance`) for the Three Card Poker family (`ante_play`,
+`pair_plus`, `six_card_bonus`, one seat and two seats) and Let It Ride (`base` of two seats).
+Singapore Stud's `ante_bet` of two seats is not (five-card hands on both sides): the report
+takes the Cauchy-Schwarz bound, correlation 1, whose band is wider than the exact one and
+whose alarm is conservative (docs/report.md says so).
+
+Distributions. Besides the moments, each component keeps its exact outcome distribution per
+unit (`atoms`, from the par sheet's lines) and, where the enumeration gives it, one seat's
+joint distribution of its components (`joint`): the alarm's sequential boundary bounds the
+tails of a group's result with them (`cardshoe.report.boundary`).
 
 Computing the sheets takes seconds (Stud's up-card optimum about a minute of CPU), so the
 moments are kept in `theory.json` beside this module, keyed by the pay table's digest: a pay
@@ -123,6 +127,11 @@ class GameTheory:
     """Exact covariance of a component of one seat and one of another seat of the same round."""
     strategy: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    atoms: dict[str, tuple[tuple[Fraction, Fraction], ...]] = field(default_factory=dict)
+    """Per component: (the player's net per unit, its probability), every outcome of the par sheet."""
+    joint_components: tuple[str, ...] = ()
+    joint: tuple[tuple[Fraction, ...], ...] = ()
+    """One seat's joint distribution of `joint_components`: rows (net per unit of each..., probability)."""
     progressive: tuple[dict[str, Any], ...] = ()
     """The progressive's pay lines: `p` (exact), and `odds_net` (per unit), `fixed` (minor units per
     minimum wager) or `pool_percent`; an `envy` line's `fixed` is paid per other ante hand, a
@@ -152,7 +161,10 @@ class GameTheory:
                 "same_seat": {f"{a}|{b}": frac(v) for (a, b), v in self.same_seat.items()},
                 "cross_seat": {f"{a}|{b}": frac(v) for (a, b), v in self.cross_seat.items()},
                 "strategy": dict(self.strategy), "notes": list(self.notes),
-                "progressive": [dict(line) for line in self.progressive]}
+                "progressive": [dict(line) for line in self.progressive],
+                "atoms": {k: [[frac(x), frac(p)] for x, p in v] for k, v in self.atoms.items()},
+                "joint": {"components": list(self.joint_components),
+                          "rows": [[frac(v) for v in row] for row in self.joint]}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GameTheory:
@@ -169,7 +181,11 @@ class GameTheory:
                    same_seat=pairs(data.get("same_seat", {})), cross_seat=pairs(data.get("cross_seat", {})),
                    strategy={str(k): str(v) for k, v in dict(data.get("strategy", {})).items()},
                    notes=tuple(str(n) for n in data.get("notes", ())),
-                   progressive=tuple(dict(line) for line in data.get("progressive", ())))
+                   progressive=tuple(dict(line) for line in data.get("progressive", ())),
+                   atoms={str(k): tuple((Fraction(x), Fraction(p)) for x, p in v)
+                          for k, v in dict(data.get("atoms", {})).items()},
+                   joint_components=tuple(str(c) for c in dict(data.get("joint", {})).get("components", ())),
+                   joint=tuple(tuple(Fraction(v) for v in row) for row in dict(data.get("joint", {})).get("rows", ())))
 
 
 def paytable_digest(game: str) -> str:
@@ -194,8 +210,8 @@ def moments_of(lines: Iterable[Any]) -> Moments:
 
 
 def compute_theory(game: str, *, workers: int = 2) -> GameTheory:
-    """Compute a game's moments from its par sheet (and its exact covariances where
-    `tcp_covariances` applies); seconds, or about a minute of CPU for Stud."""
+    """Compute a game's moments and distributions from its par sheet, and its exact covariances
+    where they are computed (`cardshoe.report.covariance`); minutes of CPU."""
     from cardshoe.games import get_game
     from cardshoe.parsheet import compute
 
@@ -211,21 +227,53 @@ def compute_theory(game: str, *, workers: int = 2) -> GameTheory:
         components[comp] = moments_of(w.lines)
         if w.strategy:
             strategy[comp] = " ".join(w.strategy[:1])
+    atoms = {comp: _atoms(by_name[_SHEET_OF[comp]].lines) for comp in components}
     same: dict[tuple[str, str], Fraction] = {}
     cross: dict[tuple[str, str], Fraction] = {}
+    joint_components: tuple[str, ...] = ()
+    joint: tuple[tuple[Fraction, ...], ...] = ()
     notes = ["moments: exact, from the par sheet's outcome lines under the strategy that maximises the "
              "player's return"]
+    enumerated = None
     if game in ("three-card-poker", "megalink-three-card-poker", "megalink-three-card-poker-xtreme"):
-        same, cross = tcp_covariances(game)
-        notes.append("ante_play and pair_plus covariances: exact enumeration of every dealer hand and every pair "
-                     "of disjoint player hands (inclusion-exclusion over shared cards)")
-    missing = [c for c in components if c not in ("ante_play", "pair_plus")] if same else list(components)
+        from cardshoe.report.covariance import tcp_family
+
+        enumerated = tcp_family(game)
+        notes.append(f"{', '.join(enumerated.joint_components)}: covariances on one seat and two seats, and one "
+                     "seat's joint distribution: exact enumeration of every dealer hand and every pair of disjoint "
+                     "player hands (inclusion-exclusion over shared cards)")
+    elif game == "megalink-let-it-ride":
+        from cardshoe.report.covariance import let_it_ride
+
+        enumerated = let_it_ride(game)
+        notes.append("base of two seats (the community cards they share): exact enumeration of every ordered pair "
+                     "of community cards and every pair of disjoint player hands, both pull-backs as the par sheet "
+                     "decides them")
+    if enumerated is not None:
+        for comp, mean in enumerated.means.items():
+            if comp in components and -mean != components[comp].mean:
+                raise AssertionError(f"{game} {comp}: the enumeration's mean {float(-mean)} is not the par "
+                                     f"sheet's {float(components[comp].mean)}")
+        same, cross = dict(enumerated.same_seat), dict(enumerated.cross_seat)
+        if len(enumerated.joint_components) > 1:
+            joint_components, joint = enumerated.joint_components, enumerated.joint
+    missing = sorted({c for c in components for d in components
+                      if (c, d) not in cross and (d, c) not in cross})
     if missing:
-        notes.append(f"{', '.join(missing)}: covariance with other components and seats not computed; the "
-                     "Cauchy-Schwarz bound (correlation 1) is used, a wider band than exact")
+        notes.append(f"{', '.join(missing)}: covariance of two seats not computed (five-card hands on both sides: "
+                     "docs/report.md); the Cauchy-Schwarz bound (correlation 1) is used, a wider band than exact")
     return GameTheory(game=game, rules_version=spec.rules_version, revision=spec.revision,
                       digest=paytable_digest(game), components=components, same_seat=same, cross_seat=cross,
-                      strategy=strategy, notes=tuple(notes), progressive=tuple(_progressive_lines(spec, by_name)))
+                      strategy=strategy, notes=tuple(notes), progressive=tuple(_progressive_lines(spec, by_name)),
+                      atoms=atoms, joint_components=joint_components, joint=joint)
+
+
+def _atoms(lines: Iterable[Any]) -> tuple[tuple[Fraction, Fraction], ...]:
+    """A par sheet's outcome lines as a distribution: (the player's net per unit, probability), by net."""
+    out: dict[Fraction, Fraction] = {}
+    for line in lines:
+        out[line.net] = out.get(line.net, Fraction(0)) + line.probability
+    return tuple(sorted(out.items()))
 
 
 def _progressive_lines(spec: Any, sheets: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -256,105 +304,6 @@ def _progressive_lines(spec: Any, sheets: Mapping[str, Any]) -> list[dict[str, A
         out.append({"label": first.label, "p": f"{first.probability.numerator}/{first.probability.denominator}",
                     "odds_net": str(first.net), "fixed": None, "pool_percent": None, "magic": True})
     return out
-
-
-def tcp_covariances(game: str) -> tuple[dict[tuple[str, str], Fraction], dict[tuple[str, str], Fraction]]:
-    """Exact covariances of `ante_play` (per ante, optimal play) and `pair_plus` (per unit) in
-    the Three Card Poker family: on one seat, and between two seats of one round.
-
-    Integer sums over every deal: for each dealer hand D (up to suits, weighted by its class
-    size) the player hands disjoint from D; two seats' hands must also be disjoint from each
-    other, which inclusion-exclusion over the shared cards S gives as
-    sum_{P1, P2 disjoint} f g = (sum f)(sum g) - sum_{S != 0} (-1)^(|S|+1) F_S G_S,
-    F_S the sum of f over the hands holding S."""
-    import numpy as np
-
-    from cardshoe.games import dealer_qualifies, get_game
-    from cardshoe.parsheet.let_it_ride import canonical_classes
-    from cardshoe.parsheet.lines import line_index, net_per_unit
-    from cardshoe.parsheet.three_card import hands3_evaluated
-    from itertools import combinations
-
-    spec = get_game(game)
-    royal = spec.three_card_royal
-    hands = hands3_evaluated(royal)
-    combos = list(combinations(range(52), 3))
-    index: dict[tuple[int, ...], int] = {h: i for i, h in enumerate(combos)}
-    n = len(combos)
-    strength = np.array([h.strength for h in hands], dtype=np.int64)
-    qualifies = np.array([dealer_qualifies(spec.dealer_qualifier or "", h) for h in hands], dtype=bool)
-
-    def nets(table_name: str) -> Any:
-        table = spec.tables.get(table_name)
-        out = np.zeros(n, dtype=np.int64)
-        if table is None:
-            return out
-        for i, h in enumerate(hands):
-            li = line_index(table, h)
-            if li is not None:
-                v = net_per_unit(table.lines[li])
-                assert v is not None and v.denominator == 1
-                out[i] = int(v)
-        return out
-
-    bonus = nets("ante_bonus")
-    pp = nets("pair_plus")
-    pp = np.where(pp == 0, -1, pp)  # no paying line: the stake is lost
-    # The optimal decision per player hand, as the par sheet finds it (play iff E[play] >= -1).
-    from cardshoe.parsheet.three_card import DEALER3, DealerHands
-
-    dealer = DealerHands(hands, spec.dealer_qualifier or "")
-    play = np.zeros(n, dtype=bool)
-    for i, h in enumerate(hands):
-        nq, win, _tie, lose = dealer.outcomes(h)
-        play[i] = nq + 2 * win - 2 * lose + DEALER3 * int(bonus[i]) >= -DEALER3
-    mask = np.array([(1 << a) | (1 << b) | (1 << c) for a, b, c in combos], dtype=np.int64)
-    cards = np.array(combos, dtype=np.int64)
-    pair_ix = [cards[:, 0] * 52 + cards[:, 1], cards[:, 0] * 52 + cards[:, 2], cards[:, 1] * 52 + cards[:, 2]]
-
-    def overlap(f: Any, g: Any) -> int:
-        """sum over ordered (P1, P2) sharing at least one card of f(P1) g(P2)."""
-        total = 0
-        fc = sum(np.bincount(cards[:, k], weights=f, minlength=52) for k in range(3))
-        gc = sum(np.bincount(cards[:, k], weights=g, minlength=52) for k in range(3))
-        total += int(round(float(np.dot(fc, gc))))
-        fp = sum(np.bincount(pair_ix[k], weights=f, minlength=52 * 52) for k in range(3))
-        gp = sum(np.bincount(pair_ix[k], weights=g, minlength=52 * 52) for k in range(3))
-        total -= int(round(float(np.dot(fp, gp))))
-        total += int(np.dot(f, g))
-        return total
-
-    sums = {"a": 0, "p": 0, "aa": 0, "ap": 0, "pp": 0, "x_aa": 0, "x_ap": 0, "x_pp": 0}
-    deals = 0
-    for rep, weight in canonical_classes(3).items():
-        d = index[tuple(sorted(rep))]
-        valid = (mask & mask[d]) == 0
-        if qualifies[d]:
-            base = np.where(strength > strength[d], 2, np.where(strength == strength[d], 0, -2))
-        else:
-            base = np.ones(n, dtype=np.int64)
-        a = np.where(play, base + bonus, -1) * valid
-        p = pp * valid
-        sa, sp = int(a.sum()), int(p.sum())
-        sums["a"] += weight * sa
-        sums["p"] += weight * sp
-        sums["aa"] += weight * int(np.dot(a, a))
-        sums["ap"] += weight * int(np.dot(a, p))
-        sums["pp"] += weight * int(np.dot(p, p))
-        af, pf = a.astype(np.float64), p.astype(np.float64)
-        sums["x_aa"] += weight * (sa * sa - overlap(af, af))
-        sums["x_ap"] += weight * (sa * sp - overlap(af, pf))
-        sums["x_pp"] += weight * (sp * sp - overlap(pf, pf))
-        deals += weight * int(valid.sum())
-    per_seat = deals  # (D, P) pairs: 22,100 x 18,424
-    two_seats = per_seat * 15180  # (D, P1, P2) all disjoint: 18,424 x 15,180 per dealer hand
-    ea, ep = Fraction(sums["a"], per_seat), Fraction(sums["p"], per_seat)
-    # The house's win is minus the player's: covariances are unchanged by the sign.
-    same = {("ante_play", "pair_plus"): Fraction(sums["ap"], per_seat) - ea * ep}
-    cross = {("ante_play", "ante_play"): Fraction(sums["x_aa"], two_seats) - ea * ea,
-             ("ante_play", "pair_plus"): Fraction(sums["x_ap"], two_seats) - ea * ep,
-             ("pair_plus", "pair_plus"): Fraction(sums["x_pp"], two_seats) - ep * ep}
-    return same, cross
 
 
 # -- the file of computed moments ------------------------------------------------------------

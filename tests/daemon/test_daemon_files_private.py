@@ -143,20 +143,31 @@ def test_a_journal_left_readable_by_an_earlier_version_is_made_private(tmp_path:
 
 @pytest.mark.parametrize("value", UMASKS)
 def test_the_floors_store_made_by_cardshoe_floor_is_private(tmp_path: Path, value: int) -> None:
+    # The floor's file (docs/floor.md): its tokens are ours (0600, as required); the store and
+    # the signing key are made by `cardshoe floor serve` at its first start.
     store, port_file = tmp_path / "floor" / "f.sqlite", tmp_path / "floor.port"
     store.parent.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "cardshoe.cli", "floor", "serve", "--sqlite", str(store),
-                             "--link", "mega:5000000:50000", "--listen", "127.0.0.1:0", "--port-file", str(port_file)],
-                            env={**os.environ, "CARDSHOE_FLOOR_TOKEN": "floor-token-0123456789"},
+    for name in ("pit", "T1"):
+        token = tmp_path / f"{name}.token"
+        token.write_text(f"{name}-token-0123456789abcdef\n")
+        os.chmod(token, 0o600)
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[floor]\nsigning_key = "floor/signing.key"\nsqlite = "{store}"\nlisten = "127.0.0.1:0"\n'
+                      '[links.mega]\nreset = 5000000\nrate_ppm = 50000\n[roles]\npit = "pit.token"\n'
+                      '[tables.T1]\ntoken_file = "T1.token"\nlink = "mega"\n')
+    proc = subprocess.Popen([sys.executable, "-m", "cardshoe.cli", "floor", "serve", "--config", str(config),
+                             "--port-file", str(port_file)],
+                            env={k: v for k, v in os.environ.items() if k != "CARDSHOE_FLOOR_TOKEN"},
                             preexec_fn=lambda: _child_umask(value), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     try:
         started_port(port_file, proc)
-        found = modes([p for p in (store, Path(f"{store}-wal"), Path(f"{store}-shm"), port_file) if p.exists()])
+        made = (store, Path(f"{store}-wal"), Path(f"{store}-shm"), port_file, store.parent / "signing.key")
+        found = modes([p for p in made if p.exists()])
     finally:
         proc.kill()
         proc.wait(10)
-    assert "f.sqlite" in found and set(found.values()) == {"600"}, found
+    assert "f.sqlite" in found and "signing.key" in found and set(found.values()) == {"600"}, found
 
 
 # -- issue 20 item 8: a token too short for the API -----------------------------------------

@@ -284,6 +284,9 @@ def test_poll_allocates_nothing_in_steady_state(run) -> None:  # type: ignore[no
 import micropython
 b = pico.Board(stdout=out)
 b.start()
+# The fake chip answers at once: only this process held back by a loaded host could pass the
+# reader's busy-wait deadline (and a timeout's exception allocates), so give it room.
+b._rfid._wait_ms = 1000
 b.led(2)
 spi = machine.spis[0]
 uart = machine.uarts[0]
@@ -295,16 +298,22 @@ machine.chip.enter(Card(bytes.fromhex('a1b2c3d4')))
 uart.feed(b'CS1234ABCDASU\\r\\n')
 spi.heap_guard = uart.heap_guard = True
 seen = bytearray(8)
-i = ev = 0
-end = time.ticks_add(time.ticks_ms(), 40)
+# The beam is blocked (pin low) 5 ms in for at least 15 ms, then cleared; the loop runs until the three
+# events are seen (or 5 s pass). Steps go by time since the last step, never by a fixed
+# window, so a test process the machine holds back only lengthens them.
+ev = phase = 0
+start = step = time.ticks_ms()
 micropython.heap_lock()
 try:
-    while time.ticks_diff(end, time.ticks_ms()) > 0:
+    while time.ticks_diff(time.ticks_ms(), start) < 5000 and not (seen[1] and seen[2] and seen[3]):
         ev = b.poll()
         seen[ev] = 1
-        i = time.ticks_diff(end, time.ticks_ms())
-        if i < 35:
-            machine.pins[15].drive(0 if i > 20 else 1)
+        if phase == 0 and time.ticks_diff(time.ticks_ms(), step) > 5:
+            machine.pins[15].drive(0)
+            phase, step = 1, time.ticks_ms()
+        elif phase == 1 and time.ticks_diff(time.ticks_ms(), step) > 15:
+            machine.pins[15].drive(1)
+            phase = 2
 finally:
     micropython.heap_unlock()
     spi.heap_guard = uart.heap_guard = False

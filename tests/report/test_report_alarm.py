@@ -5,15 +5,30 @@ and no alarm fires. Three cheats: a seat dealt favourable cards, a dealer who re
 accomplice's losing hands (keys him absent once he has seen the cards: the only way a dealer
 can bend the money a card-reading table settles), and a stacked deck whose dealer's hand never
 qualifies. For each, the number of rounds within which the alarm must fire is computed
-beforehand, in the test, from the enumeration written from the rule document (`tcp_enum`):
-the round n at which the expected z, sqrt(n) * delta / sigma, reaches the corrected threshold
-plus 1.645 (the alarm then fires with 95% probability), or `min_rounds` if later.
+beforehand, in the test, from the enumeration written from the rule document (`tcp_enum`).
+
+The daemon looks after every round, at the sequential boundary (docs/report.md, "The alarm";
+`cardshoe.report.boundary`): it fires once a mixture of exponential supermartingales reaches
+1 / alpha_side, alpha_side the Sidak-corrected rate of one side. A mixture is at least any
+one of its terms, so it has surely fired once, for one lambda of the grid with weight w,
+
+    lambda S - lambda^2 V / 2 - n R(lambda) >= log(1 / (w alpha_side))
+
+with S the player's excess at 95% power (n delta - 1.645 sqrt(n) sigma), V = n sigma^2 and
+R the per-round excess of the cumulant generating function over its normal part. R is
+computed here, not taken from the code: exactly from the rule document's pay table where the
+seat's result is one wager drawn afresh each round (pair plus), otherwise bounded by
+Bennett's inequality from the result's variance and its largest win (ante/play: the ante
+and play won plus the 5-to-1 ante bonus, TCP 4.2). The grid and its weights are the
+boundary's configuration (`boundary.GRID`, `boundary.weights`).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
+from statistics import NormalDist
 import sys
 from datetime import datetime
 from fractions import Fraction
@@ -28,7 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tcp_enum  # noqa: E402
 
 from cardshoe.hil.shiftsim import SimTable  # noqa: E402
-from cardshoe.report.alarm import AlarmPolicy, corrected_z  # noqa: E402
+from cardshoe.report import boundary  # noqa: E402
+from cardshoe.report.alarm import AlarmPolicy  # noqa: E402
 from cardshoe.report.figures import Options, build  # noqa: E402
 from cardshoe.report.live import LiveShift  # noqa: E402
 from cardshoe.report.shift import read_table  # noqa: E402
@@ -90,7 +106,7 @@ def test_honest_dealing_stays_inside_its_band_over_4000_rounds() -> None:
     _check(per_round, 20)
 
 
-def _first_alarm(table: SimTable, rounds: int, deal: Any, watch: str, every: int = 3) -> tuple[int | None, list[Any]]:
+def _first_alarm(table: SimTable, rounds: int, deal: Any, watch: str, every: int = 1) -> tuple[int | None, list[Any]]:
     """Deal up to `rounds` rounds, looking as the daemon does (LiveShift) every `every` rounds;
     the round at which an alarm naming `watch` first stood, and the alarms raised."""
     raised: list[Any] = []
@@ -110,9 +126,41 @@ def _first_alarm(table: SimTable, rounds: int, deal: Any, watch: str, every: int
     return None, raised
 
 
-def _rounds_needed(delta: float, sigma: float, tests: int) -> int:
-    z = corrected_z(POLICY, tests)
-    return max(POLICY.min_rounds, math.ceil(((z + POWER_Z) * sigma / delta) ** 2))
+def _side_alpha(tests: int) -> float:
+    """One side's rate of one test: alpha = P(|Z| > z) over `tests` (Sidak), halved (two sides)."""
+    alpha = 2 * (1 - NormalDist().cdf(POLICY.z))
+    return (1 - (1 - alpha) ** (1 / tests)) / 2
+
+
+def _bennett(sigma: float, b: float) -> Any:
+    """Bennett's bound on log E exp(lambda Y) - lambda^2 sigma^2 / 2, Y centred, Y <= b, on the grid."""
+    lam = boundary.GRID
+    return sigma ** 2 * (np.expm1(lam * b) - lam * b) / b ** 2 - lam * lam * sigma ** 2 / 2
+
+
+def _exact_excess(values: list[float], probs: list[float], sigma: float) -> Any:
+    """The exact log E exp(lambda Y) - lambda^2 sigma^2 / 2 of a discrete result, on the grid (>= 0)."""
+    v = np.asarray(values, dtype=float)
+    p = np.asarray(probs, dtype=float)
+    v = v - float(p @ v)
+    e = np.outer(boundary.GRID, v) + np.log(p)[None, :]
+    top = e.max(axis=1)
+    k = top + np.log(np.exp(e - top[:, None]).sum(axis=1))
+    return np.maximum(0.0, k - boundary.GRID ** 2 * sigma ** 2 / 2)
+
+
+def _rounds_needed(delta: float, sigma: float, tests: int, excess: Any) -> int:
+    """The first round n at which the sequential alarm has surely fired with 95% probability
+    (module docstring): `excess` is R per round on the grid, summed over the round's seats."""
+    side = _side_alpha(tests)
+    w = boundary.weights(sigma, side, POLICY.min_rounds)
+    use = w > 0
+    lam, goal, r = boundary.GRID[use], np.log(1 / (w[use] * side)), excess[use]
+    for n in range(POLICY.min_rounds, 100_000):
+        s = n * delta - POWER_Z * math.sqrt(n) * sigma
+        if np.any(lam * s - lam * lam * n * sigma ** 2 / 2 - n * r >= goal):
+            return n
+    raise AssertionError("never")
 
 
 def test_a_seat_dealt_favourable_cards_raises_the_alarm_within_the_rounds_computed() -> None:
@@ -127,8 +175,10 @@ def test_a_seat_dealt_favourable_cards_raises_the_alarm_within_the_rounds_comput
     delta = float(favoured - honest) * 1000  # the house loses this much more a round (stake 1000)
     sigma = math.sqrt(float(var)) * 1000
     tests = (1 + 1 + 7) * 3  # table, dealer, 7 seats x (ante_play, pair_plus, overall)
-    need = _rounds_needed(delta, sigma, tests)
-    assert need <= 40  # computed beforehand: about 33 rounds (min_rounds 30)
+    counts = Counter(pp)
+    excess = _exact_excess([1000.0 * x for x in counts], [c / len(pp) for c in counts.values()], sigma)
+    need = _rounds_needed(delta, sigma, tests, excess)
+    assert 90 <= need <= 120  # computed beforehand: 106 rounds (34 at one look)
     table = SimTable(name="T1", seed=21, start_ns=START, favour=3)
     table.sign_on("D1")
 
@@ -138,10 +188,12 @@ def test_a_seat_dealt_favourable_cards_raises_the_alarm_within_the_rounds_comput
         table.deal_round(wagers)
 
     fired, raised = _first_alarm(table, need, deal, "seat T1 seat 3")
+    print(f"alarm stood at round {fired}; computed beforehand: {need}")
     assert fired is not None and fired <= need, (need, raised)
     alarm = next(a for a in raised if "seat 3" in a["key"])
     assert alarm["direction"] == "low" and alarm["z"] < -alarm["threshold"]
     assert alarm["rounds"] >= POLICY.min_rounds and alarm["tests"] >= 3
+    assert alarm["looks"] == "every"  # LiveShift, as the daemon runs it, looks at the sequential boundary
 
 
 def test_a_dealer_returning_an_accomplices_losing_hands_raises_the_alarm_within_the_rounds_computed() -> None:
@@ -155,8 +207,9 @@ def test_a_dealer_returning_an_accomplices_losing_hands_raises_the_alarm_within_
     delta = float(gain) * 1000
     sigma = math.sqrt(float(e2 - e1 * e1)) * 1000
     tests = (1 + 1 + 7) * 3
-    need = _rounds_needed(delta, sigma, tests)
-    assert 100 <= need <= 200  # computed beforehand: about 140 rounds
+    # The player's largest win per ante: ante and play 1 to 1, and the ante bonus's 5 (TCP 4.2).
+    need = _rounds_needed(delta, sigma, tests, _bennett(sigma, (2 + 5 - float(e1)) * 1000))
+    assert 230 <= need <= 280  # computed beforehand: 257 rounds (138 at one look)
     table = SimTable(name="T1", seed=22, start_ns=START)
     table.sign_on("D-CHEAT")
 
@@ -174,6 +227,7 @@ def test_a_dealer_returning_an_accomplices_losing_hands_raises_the_alarm_within_
         table.deal_round(wagers)
 
     fired, raised = _first_alarm(table, need, deal, "seat T1 seat 5")
+    print(f"alarm stood at round {fired}; computed beforehand: {need}")
     assert fired is not None and fired <= need, (need, raised)
 
 
@@ -196,8 +250,10 @@ def test_a_stacked_deck_whose_dealer_never_qualifies_raises_the_table_alarm_with
     var1, cross = float(th.components["ante_play"].var), float(th.cross_seat[("ante_play", "ante_play")])
     delta = 5 * 1000 * (mu - float(np.mean(house)))
     sigma = 1000 * math.sqrt(5 * var1 + 20 * cross)
-    need = _rounds_needed(delta, sigma, (1 + 1 + 5) * 2)
-    assert 80 <= need <= 130  # computed beforehand: 108 rounds
+    e1 = -mu  # the player's mean per ante
+    seat = _bennett(1000 * math.sqrt(var1), (2 + 5 - e1) * 1000)
+    need = _rounds_needed(delta, sigma, (1 + 1 + 5) * 2, 5 * seat)
+    assert 150 <= need <= 185  # computed beforehand: 166 rounds (108 at one look)
 
     def stack(rng: Any) -> list[int]:
         rest = [c for c in range(52) if c not in d1 + d2]
@@ -210,4 +266,5 @@ def test_a_stacked_deck_whose_dealer_never_qualifies_raises_the_table_alarm_with
     seats = {s: {"ante": 1000} for s in (1, 2, 3, 4, 5)}
     fired, raised = _first_alarm(table, need, lambda: table.deal_round({s: dict(w) for s, w in seats.items()}),
                                  "table T1")
+    print(f"alarm stood at round {fired}; computed beforehand: {need}")
     assert fired is not None and fired <= need, (need, raised)
