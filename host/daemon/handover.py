@@ -108,8 +108,9 @@ class DayHandover:
             session = self.shoes.get(int(s["shoe"]))
             if session is None or session.shoe_no != int(s["shoe_no"]):
                 raise InputError("shoe_handover", f"shoe {s['shoe']} is not in session {s['shoe_no']} here")
-            # From now on the session is the next day's: here it is foreign (6.1).
-            session.foreign = session.shoe_no
+            # From now on the session is the next day's: here the shoe is in a session this
+            # journal no longer holds, and a frame of it is another journal's (6.1).
+            session.foreign, session.shoe_no = session.shoe_no, 0
             out.append(event(self._round_id(), "shoe_handed_over", shoe=int(s["shoe"]), shoe_no=int(s["shoe_no"]),
                              next_index=int(s["next_index"]), to_day=body.get("to_day"),
                              to_journal=body.get("to_journal")))

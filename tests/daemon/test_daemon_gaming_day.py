@@ -175,6 +175,8 @@ def test_the_day_rolls_over_after_the_round_in_play_and_the_shoe_carries_on(make
     shoe_no = dealer.load()
     first = dealer.open()
     dealer.finish(first)
+    link = table.daemon.link
+    reconnects = table.daemon.status()["link"]["reconnects"]
 
     # A round in play at the hour: it finishes in the old day (the rollover waits for it).
     rid = dealer.open()
@@ -190,6 +192,8 @@ def test_the_day_rolls_over_after_the_round_in_play_and_the_shoe_carries_on(make
     assert (old.name, new.name) == ("T1.2026-11-26.sqlite", "T1.2026-11-27.sqlite")
     assert table.config.journal_dir is not None and table.daemon.config.journal == new
     assert not os.stat(old).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)  # kept read-only
+    # The same link throughout: never reopened, the shoe never lost.
+    assert table.daemon.link is link and table.daemon.status()["link"]["reconnects"] == reconnects
 
     # The same shoe session deals on in the new day: its next card is the next index.
     assert third.split("-")[1] != rid.split("-")[1]  # round ids unique across days (the journal's scope)
@@ -642,3 +646,39 @@ def test_day_file_settings_are_checked_and_named() -> None:
     assert policy.file("T07", policy.day_of(int(_at("2026-11-28T03:00").timestamp() * 1e9))).name == \
         "T07.2026-11-27.sqlite"
     assert exit_status(DayClockBehind("behind")) == EXIT_CLOCK_BEHIND == 8
+
+
+def test_the_new_day_refuses_what_the_old_day_placed_and_the_old_day_places_nothing_after_the_handover() -> None:
+    """In the pure core (the same inputs the daemon journals): the handover out leaves the old
+    day with no session (a frame of it there is another journal's, 6.1); the handover in
+    continues it in the new day from the next index, a card the old day placed is a resend (the
+    same card: nothing) or a conflict (another card at its index: flagged, not placed), and the
+    next card is placed."""
+    from test_daemon_core_sessions import Feeder
+
+    old = Feeder(scope="day1")
+    old.input({"action": "shoe_loaded", "shoe": 1, "shoe_no": 500, "deck_id": 7})
+    for i, text in enumerate(["Ah", "Kh", "Qh"], start=1):
+        old.card(500, i, text)  # outside a round: referred, but the session's cards all the same
+    carried = old.core.handover_state()
+    assert [s["next_index"] for s in carried["sessions"]] == [4]
+    body = {"action": "shoe_handover", "carried": carried, "windows": [[1, 1, 9]], "from_day": "2026-11-26",
+            "to_day": "2026-11-27", "from_journal": "a", "to_journal": "b", "from_file": "x", "to_file": "y"}
+    assert old.input({**body, "direction": "out"}).refused is None
+    after = old.card(500, 4, "2c")
+    assert [d["type"] for d in after][-1] == "card_from_foreign_session" and after[-1]["rule"] == "6.1"
+
+    new = Feeder(scope="day2")
+    assert new.input({**body, "direction": "in"}).refused is None
+    assert new.card(500, 3, "Qh") == []  # a resend of the old day's card 3: nothing
+    conflict = new.card(500, 2, "9s")    # another card at index 2, which the old day placed
+    assert [d["type"] for d in conflict] == ["shoe_card_conflict"] and conflict[0]["index"] == 2
+    rid = new.input({"action": "open_round"}).round_id
+    new.input({"action": "op", "round_id": rid, "op": {"op": "place_wager", "seat": 1, "wager": "ante",
+                                                          "amount": 1000}})
+    new.input({"action": "op", "round_id": rid, "op": {"op": "no_more_bets"}})
+    placed = [d for d in new.card(500, 4, "2c") if d["type"] == "card_placed"]
+    assert [d["index"] for d in placed] == [4] and new.core.shoes[1].next_index == 5
+    # A handover out is refused while a round is in play (a rollover waits for it).
+    refused = new.input({**body, "direction": "out", "carried": new.core.handover_state()}).refused
+    assert refused is not None and "in play" in str(refused)
