@@ -41,6 +41,7 @@ does not reopen one. A start whose clock lies before the newest day file's day i
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import re
@@ -385,6 +386,8 @@ class GamingDays:
                         "windows": [list(w) for w in windows], "from_day": from_day.isoformat(),
                         "to_day": to_day.isoformat(), "from_journal": old_id, "to_journal": new_id,
                         "from_file": old_path.name, "to_file": new_path.name}
+                # As journaled (JSON): the live core takes exactly what a replay of either day takes.
+                base = json.loads(canonical_json(base))
                 done = svc.submit_input({**base, "direction": "out"})
                 if done.refused is not None:
                     raise RuntimeError(f"handover refused: {done.refused}")

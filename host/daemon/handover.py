@@ -74,6 +74,7 @@ class DayHandover:
             sessions.append({
                 "shoe": serial, "shoe_no": s.shoe_no, "deck_id": s.deck_id, "next_index": s.next_index,
                 "known_dealt": s.known_dealt, "boot": s.boot, "faults": s.faults, "not_durable": s.not_durable,
+                "not_durable_at": sorted(i for n, i in s.not_durable_at if n == s.shoe_no),
                 "cards": [[index, *fp] for (shoe_no, index), fp in sorted(s.cards.items()) if shoe_no == s.shoe_no],
             })
         book = self.shuffle
@@ -85,6 +86,9 @@ class DayHandover:
                 "history": [[deck, [[o.shoe_no, list(o.dealt), list(o.collected)] for o in orders]]
                             for deck, orders in book.history.items()],
                 "collecting": [[shoe_no, list(cards)] for shoe_no, cards in sorted(book.collecting.items())],
+                # The alarm raised for a shoe still in play stands in the next day (until it is replaced).
+                "alarmed": [[shoe_no, dict(body)] for shoe_no, body in sorted(book.alarmed.items())
+                            if shoe_no in {x["shoe_no"] for x in sessions}],
             },
         }
 
@@ -131,7 +135,8 @@ class DayHandover:
                                             None if c[3] is None else int(c[3]), str(c[4])) for c in s["cards"]}
             session = ShoeSession(shoe_no=shoe_no, deck_id=int(s["deck_id"]), next_index=int(s["next_index"]),
                                   boot=int(s["boot"]), known_dealt=int(s["known_dealt"]), cards=cards,
-                                  faults=int(s["faults"]), not_durable=int(s["not_durable"]))
+                                  faults=int(s["faults"]), not_durable=int(s["not_durable"]),
+                                  not_durable_at={(shoe_no, int(i)) for i in s.get("not_durable_at", [])})
             self.shoes[int(s["shoe"])] = session
             out.append(event(None, "shoe_taken_over", shoe=int(s["shoe"]), shoe_no=shoe_no, deck_id=session.deck_id,
                              next_index=session.next_index, from_day=body.get("from_day"),
@@ -149,6 +154,8 @@ class DayHandover:
                                                           tuple(int(c) for c in o[2])) for o in orders]
         for shoe_no, cards_ in shuffle.get("collecting", []):
             self.shuffle.collecting[int(shoe_no)] = [int(c) for c in cards_]
+        for shoe_no, alarm in shuffle.get("alarmed", []):
+            self.shuffle.alarmed[int(shoe_no)] = dict(alarm)
         out.append(event(None, "day_handover", direction="in", from_day=body.get("from_day"),
                          from_journal=body.get("from_journal"), shoes=len(carried["sessions"]),
                          staff=self.staff_on(), jackpot_pool=self.jackpot_pool))
