@@ -884,19 +884,22 @@ class Daemon:
         if version is not None:
             raise LookupError(f"shoe: shoe {serial} speaks protocol {version}, daemon speaks {VERSION}; "
                               "not dealing to it")
+        # Under the table's lock from the number to the journaled `shoe_loading`: a gaming day's
+        # rollover (which waits for a load) falls before or after, never between (issue 25).
         with self._svc().lock:
             session = self._svc().core.shoes.get(serial)
             avoid = frozenset() if session is None else frozenset({session.foreign, session.shoe_no} - {0})
-        shoe_no = self.journal.shoe_no(SHOE_NO_LOW, SHOE_NO_HIGH, avoid)
-        if manifest:
-            parts = manifest_parts(shoe_no, deck_id, manifest)
-        else:
-            parts = [NewShoe(shoe_no, deck_id, 2, 0, 1, ())]
-        done = self._svc().submit_input({"action": "shoe_loading", "shoe": serial, "shoe_no": shoe_no,
-                                         "deck_id": deck_id})
-        if done.refused is not None:
-            raise LookupError(f"shoe: {done.refused}")
-        self._loading[serial] = (shoe_no, deck_id)
+            assert self.journal is not None
+            shoe_no = self.journal.shoe_no(SHOE_NO_LOW, SHOE_NO_HIGH, avoid)
+            if manifest:
+                parts = manifest_parts(shoe_no, deck_id, manifest)
+            else:
+                parts = [NewShoe(shoe_no, deck_id, 2, 0, 1, ())]
+            done = self._svc().submit_input({"action": "shoe_loading", "shoe": serial, "shoe_no": shoe_no,
+                                             "deck_id": deck_id})
+            if done.refused is not None:
+                raise LookupError(f"shoe: {done.refused}")
+            self._loading[serial] = (shoe_no, deck_id)
         self._loading_since[serial] = time.monotonic_ns()
         self._load_parts[serial] = parts
         self._reload.pop(serial, None)
