@@ -682,3 +682,29 @@ def test_the_new_day_refuses_what_the_old_day_placed_and_the_old_day_places_noth
     # A handover out is refused while a round is in play (a rollover waits for it).
     refused = new.input({**body, "direction": "out", "carried": new.core.handover_state()}).refused
     assert refused is not None and "in play" in str(refused)
+
+
+def test_a_rollover_cut_short_after_the_old_day_closed_is_finished_at_the_next_start(make_day_table: Any) -> None:
+    """The PC dies after the old day's closing entry and before the new day's file reached the
+    disk: the next start opens the new day's file with the handover the old day gave out, and
+    the shoe deals on from its next card."""
+    clock = DayTime(_at("2026-11-27T05:59:00"))
+    table: Table = make_day_table(clock)
+    dealer = Dealer(table)
+    shoe_no = dealer.load()
+    dealer.finish(dealer.open())
+    clock.advance(2 * 60 * 10**9)
+    _rolled_to(table, "2026-11-27")
+    table.kill_daemon()
+    old, new = _days(table)
+    for suffix in ("", "-wal", "-shm", ".lock"):
+        Path(f"{new}{suffix}").unlink(missing_ok=True)  # the new day's file never made it
+    table.start_daemon()
+    assert table.daemon.config.journal == new and table.daemon.status()["gaming_day"]["day"] == "2026-11-27"
+    assert table.daemon.status()["shoes"][str(SERIAL)]["shoe_no"] == shoe_no
+    dealer.finish(dealer.open())
+    assert [i for i, _ in _placed(new)] == list(range(10, 19))
+    assert check_chain([old, new]) == []
+    for path in (old, new):
+        report, _ = replay(path)
+        assert report.ok, report.mismatches
