@@ -198,8 +198,8 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
     def face_up_places(round_id: str) -> set[tuple[str, int, int]]:
         svc = control().service
         with svc.lock:
-            rnd = svc.core.rounds.get(round_id)
-            procedure = None if rnd is None else rnd.procedure
+            found = svc.find_round(round_id)
+            procedure = None if found is None else found[1].procedure
             if procedure is None:
                 return set()
             return {(p.kind.value, p.seat, p.number) for p in procedure.public_places}
@@ -296,7 +296,7 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
             shoe["integrity"] = integrity.get(int(serial))
         if pit:
             referrals = [_pit_referral(r) for r in referrals]
-        return {"journal": {"id": w.journal_id, "file": cfg.journal.name, "last_entry": w.last_id},
+        return {"journal": {"id": w.journal_id, "file": daemon.config.journal.name, "last_entry": w.last_id},
                 "jackpot": {"pool": pool, "reset": reset}, "currency": currency, "layout": layout,
                 "referrals": referrals}
 
@@ -304,9 +304,10 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
         """A round's seats as they stand, who owes a decision, and its refused inputs."""
         svc = control().service
         with svc.lock:
-            rnd = svc.core.rounds.get(round_id)
-            if rnd is None:
+            found = svc.find_round(round_id)
+            if found is None:
                 return {}
+            rnd = found[1]
             out: dict[str, Any] = {"seat_state": seat_state(rnd), "owing": rnd.owing_decisions()}
         out["refusals"] = watch().round_refusals(round_id)
         return out
@@ -678,15 +679,20 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
 
         async def stream() -> AsyncIterator[str]:
             sent = 0
-            last = start if start is not None else -1
+            begin = start
+            last = begin if begin is not None else -1
             try:
-                if start is not None:
+                if begin is not None:
                     reader = JournalReader(daemon.config.journal)
+                    if begin > reader.last_id():
+                        # An id beyond this journal's end is of an earlier gaming day's (issue 25):
+                        # this day's journal is sent from its first entry.
+                        begin = last = 0
                     try:
                         # Paged from the journal as sent (never the whole backlog first):
                         # the first event comes at once whatever the backlog (issue 15).
                         for entry in reader.entries(("event", "settlement", "link", "daemon", "reject", "command"),
-                                                    after_id=start):
+                                                    after_id=begin):
                             if not streamable(entry.kind, entry.data()):
                                 continue
                             item = Published.from_entry(entry)
@@ -714,6 +720,8 @@ def create_app(daemon: Daemon, token: str | None, *, role_tokens: Mapping[str, I
                     if item.kind == "overflow":
                         yield sse(item)
                         return
+                    if item.kind == "daemon" and item.type == "day_opened":
+                        last = item.id - 1  # a new gaming day's journal: its entry ids start again (issue 25)
                     if item.id <= last:
                         continue  # already sent from the journal backlog
                     last = item.id

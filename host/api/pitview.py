@@ -375,6 +375,15 @@ EVENTS: dict[str, dict[str, Rule]] = {
     **{kind: _kind("type group key row direction rounds handle actual theoretical sd z threshold tests "
                    "alpha_family alpha_test looks min_rounds covariance message since_ns")
        for kind in ("hold_alarm", "hold_alarm_cleared", "hold")},
+    # -- the gaming day's rollover (issue 25: cardshoe.daemon.gamingday, .handover); no card in any --
+    "shoe_handed_over": _kind("type shoe shoe_no next_index to_day to_journal"),
+    "shoe_taken_over": _kind("type shoe shoe_no deck_id next_index from_day from_journal"),
+    "day_handover": _kind("type direction to_day to_journal from_day from_journal shoes staff jackpot_pool"),
+    "day_opened": _kind("type gaming_day day_ends file previous"),
+    "day_closed": _kind("type gaming_day head rounds settled next_day next_file next_journal_id"),
+    "clock_stepped": _kind("type step_ns since_ns message"),
+    "clock_stepped_cleared": _kind("type since_ns"),
+    **{kind: _kind("type day due since_ns message") for kind in ("gaming_day", "day_rollover_failed")},
     # -- the floor (journal kind floor; shown live) --
     "progressive_refused": _kind("type round_id message last_error"),
     "void_refused": _kind("type round_id message error field seq"),

@@ -24,6 +24,8 @@ Exit status (each failure is one line on stderr):
      a cause that may pass, so the systemd unit restarts the daemon
   7  the API's address cannot be listened on (in use, not this PC's) or the port file written:
      a cause that may pass (the port's holder goes), so the systemd unit restarts the daemon
+  8  day files (--journal-dir): the host clock says a gaming day before the newest day file's:
+     the clock is behind; the unit restarts the daemon (NTP may set the clock right)
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--method", choices=("A", "B", "C"), help="Xtreme dealing method (rule 3.7)")
     p.add_argument("--name", help="the table's name, used in round ids (default 'table')")
     p.add_argument("--journal", type=Path, help="the journal file (SQLite; default ./cardshoe-journal.sqlite)")
+    p.add_argument("--journal-dir", type=Path,
+                   help="a journal file per gaming day in this folder, NAME.YYYY-MM-DD.sqlite (with --day-ends)")
+    p.add_argument("--day-ends", metavar="HH:MM", help="the local hour the gaming day ends and rolls over (06:00)")
+    p.add_argument("--day-zone", metavar="ZONE", help="the time zone of --day-ends (default the host's)")
     p.add_argument("--keys", type=Path, help="directory of shoe key files (default $CARDSHOE_KEYS or "
                                              "~/.local/share/cardshoe/keys)")
     listen = p.add_mutually_exclusive_group()
@@ -87,6 +93,7 @@ def config_from_args(argv: list[str]) -> TableConfig:
     overrides: dict[str, Any] = {
         "port": args.port, "game": args.game, "seats": args.seats, "dealing": args.dealing, "method": args.method,
         "name": args.name, "journal": args.journal, "keys": args.keys, "token_file": args.token_file,
+        "journal_dir": args.journal_dir, "day_ends": args.day_ends, "day_zone": args.day_zone,
     }
     if args.listen:
         overrides["listen_host"], overrides["listen_port"] = parse_listen(args.listen)
@@ -173,9 +180,9 @@ def main(argv: list[str]) -> int:
     announce(sock)
     if daemon.restored is not None and daemon.restored.mismatches:
         log.error("the journal does not rebuild to what it recorded (%d differences): see `cardshoe replay %s`",
-                  len(daemon.restored.mismatches), config.journal)
+                  len(daemon.restored.mismatches), daemon.config.journal)
     log.info("table %s: %s, %d seats, shoe on %s, journal %s, API on %s (epoch %d)",
-             config.name, config.game, config.seats, config.port, config.journal, url_of(sock), daemon.epoch)
+             config.name, config.game, config.seats, config.port, daemon.config.journal, url_of(sock), daemon.epoch)
     servers: list[uvicorn.Server] = []
     app = create_app(daemon, token, role_tokens=role_tokens, stopping=lambda: bool(servers and servers[0].should_exit))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5))
@@ -205,7 +212,7 @@ def main(argv: list[str]) -> int:
             args.port_file.unlink(missing_ok=True)  # a parent polling for it must not read a dead daemon's port
         log.info("stopped; journal closed")
     if daemon.fatal is not None:
-        print(f"cardshoe run: journal {config.journal} failed while running, stopping to be restarted: "
+        print(f"cardshoe run: journal {daemon.config.journal} failed while running, stopping to be restarted: "
               f"{' '.join(str(daemon.fatal).split())}", file=sys.stderr)
         return EXIT_WRITE_FAILED
     return 0
@@ -216,10 +223,15 @@ EXIT_UNREADABLE = 4
 EXIT_READ_ONLY = 5
 EXIT_WRITE_FAILED = 6
 EXIT_LISTEN_FAILED = 7
+EXIT_CLOCK_BEHIND = 8
 
 
 def exit_status(exc: JournalError) -> int:
     """The documented exit status for a journal that cannot be used at start."""
+    from cardshoe.daemon.gamingday import DayClockBehind
+
+    if isinstance(exc, DayClockBehind):
+        return EXIT_CLOCK_BEHIND
     if isinstance(exc, JournalLocked):
         return EXIT_LOCKED
     if isinstance(exc, JournalUnreadable):

@@ -23,7 +23,10 @@ holds the same settings and more, and command-line options override it. Example:
     keys = "/var/lib/cardshoe/keys"     # the key files `cardshoe flash` wrote
 
     [journal]
-    path = "/var/lib/cardshoe/TCP-07.sqlite"
+    path = "/var/lib/cardshoe/TCP-07.sqlite"   # one journal; or, a file per gaming day (issue 25):
+    # dir = "/var/lib/cardshoe/days"           # TCP-07.2026-11-27.sqlite, ... (read-only once closed)
+    # day_ends = "06:00"                       # the local hour the gaming day rolls over at
+    # zone = "America/Los_Angeles"             # the zone of that hour (default: the host's)
 
     [api]
     listen = "127.0.0.1:8600"           # port 0: one the kernel picks (see `cardshoe run --help`)
@@ -136,16 +139,29 @@ class TableConfig:
     alarm_z: float = 3.0
     alarm_min_rounds: int = 100
     alarm_sides: str = "both"
+    journal_dir: Path | None = None
+    """`[journal] dir`: the day files' folder (issue 25); with `day_ends`, the journal is the
+    gaming day's file there (`cardshoe.daemon.gamingday`), and `journal` follows the day."""
+    day_ends: str | None = None
+    """`[journal] day_ends = "06:00"`: the local hour the gaming day ends at (None: one journal)."""
+    day_zone: str | None = None
+    """`[journal] zone`: the IANA time zone of `day_ends` (None: the host's local time)."""
 
     def evidence_folder(self) -> Path:
         """Where evidence files are written: `[evidence] dir`, else `<journal stem>.evidence` beside the journal."""
-        return self.evidence_dir if self.evidence_dir is not None else self.journal.with_name(
-            self.journal.stem + ".evidence")
+        if self.evidence_dir is not None:
+            return self.evidence_dir
+        if self.journal_dir is not None:  # one folder for every gaming day's evidence
+            return self.journal_dir / f"{self.name}.evidence"
+        return self.journal.with_name(self.journal.stem + ".evidence")
 
     def table_key_file(self) -> Path:
         """The table's signing key: `[evidence] key`, else `<journal stem>.table-key` beside the journal."""
-        return self.table_key if self.table_key is not None else self.journal.with_name(
-            self.journal.stem + ".table-key")
+        if self.table_key is not None:
+            return self.table_key
+        if self.journal_dir is not None:  # the table's one key, whatever the day
+            return self.journal_dir / f"{self.name}.table-key"
+        return self.journal.with_name(self.journal.stem + ".table-key")
 
     def setup(self) -> TableSetup:
         """The settings the table's state machine needs (journaled at every start).
@@ -190,6 +206,16 @@ class TableConfig:
             raise ConfigError("floor.link: a linked table needs jackpot.reset (the link's reset amount)")
         if self.floor_url is not None and not self.floor_url.startswith(("http://", "https://")):
             raise ConfigError(f"floor.url: {self.floor_url!r} is not an http:// or https:// URL")
+        if self.day_ends is not None or self.journal_dir is not None:
+            from cardshoe.daemon.gamingday import DayPolicyError, policy_of
+
+            if self.journal != Path("cardshoe-journal.sqlite"):
+                raise ConfigError("journal.path and journal.dir: one journal or a file per gaming day, not both")
+
+            try:
+                policy_of(self)
+            except DayPolicyError as exc:
+                raise ConfigError(str(exc)) from None
         for name in ("heartbeat_ms", "resend_ms", "resend_max_ms", "debounce_ms"):
             value = getattr(self.link, name)
             if not 0 <= value <= 0xFFFF:
@@ -247,8 +273,18 @@ def load_toml(path: Path) -> dict[str, Any]:
         out["port"] = port
     if (keys := _get(shoe, "keys", str, "shoe")) is not None:
         out["keys"] = Path(keys)
-    if (jp := _get(data.get("journal", {}), "path", str, "journal")) is not None:
+    jsec = data.get("journal", {})
+    for key in jsec:
+        if key not in ("path", "dir", "day_ends", "zone"):
+            raise ConfigError(f"journal.{key}: unknown setting (known: path, dir, day_ends, zone)")
+    if (jp := _get(jsec, "path", str, "journal")) is not None:
         out["journal"] = Path(jp)
+    if (jd := _get(jsec, "dir", str, "journal")) is not None:
+        out["journal_dir"] = Path(jd)
+    if (de := _get(jsec, "day_ends", str, "journal")) is not None:
+        out["day_ends"] = de
+    if (zone := _get(jsec, "zone", str, "journal")) is not None:
+        out["day_zone"] = zone
     if (listen := _get(data.get("api", {}), "listen", str, "api")) is not None:
         out["listen_host"], out["listen_port"] = parse_listen(listen)
     if (draw := _get(data.get("let_it_ride", {}), "draw_magic", bool, "let_it_ride")) is not None:

@@ -421,11 +421,12 @@ class TableControl:
     def round_snapshot(self, round_id: str) -> dict[str, Any]:
         """The round's state as the rounds engine shows it."""
         with self.service.lock:
-            round_ = self.service.core.rounds.get(round_id)
-            if round_ is None:
+            found = self.service.find_round(round_id)  # the day before's too, after a rollover
+            if found is None:
                 raise Refused(404, "round_id", f"no round {round_id!r} in memory", "NotFound")
+            core, round_ = found
             snap: dict[str, Any] = round_.snapshot()
-            settlement = self.service.core.settlements.get(round_id)
+            settlement = core.settlements.get(round_id)
         # Round-trip through canonical JSON so the API shows exactly what is journaled.
         import json
 
@@ -445,11 +446,12 @@ class TableControl:
     def round_export(self, round_id: str) -> dict[str, Any]:
         """The round in the round-file format (docs/round-format.md) for `cardshoe settle`."""
         with self.service.lock:
-            round_ = self.service.core.rounds.get(round_id)
-            if round_ is None:
+            found = self.service.find_round(round_id)
+            if found is None:
                 raise Refused(404, "round_id", f"no round {round_id!r} in memory", "NotFound")
+            core, round_ = found
             try:
-                data: dict[str, Any] = self.service.core.export(round_)
+                data: dict[str, Any] = core.export(round_)
             except ValueError as exc:
                 # Not exportable yet (an irregularity waits for a person): the round's state.
                 raise Refused(409, "round_id", str(exc), "NotExportable") from None

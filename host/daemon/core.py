@@ -12,7 +12,8 @@ Inputs are journal entries of two kinds:
   `open_round`, `op` (a `cardshoe.rounds` operation for the current round),
   `settle`, `jackpot_pool`, `setup`, `shoe_loading` (a NEW_SHOE is being sent: the session
   of a number this journal chose), `shoe_loaded` (the shoe's REPLY took it), `staff` and
-  `player` (who deals, who plays).
+  `player` (who deals, who plays), `shoe_handover` (the gaming day's rollover: the shoe
+  session and the table's standing state leave one journal and enter the next, issue 25).
 
 A shoe's cards are placed by their `(shoe_no, index)` in index order: a card resent after
 a shoe reboot (CARDS_FROM) is placed once, and a card that arrives ahead of a missing one
@@ -31,7 +32,8 @@ are lost, and flagged as missing.
 The core is one class made of parts, one module each: `shoes` (shoe sessions and their
 frames), `play` (rounds: open, operate, settle, export), `jackpot` (the pool and the
 progressive's settings), `shufflewatch` (the shuffle alarm), `staff` (dealer and supervisor
-sign-on, player ids by seat, each round's attribution) and `archive` (checkpoints);
+sign-on, player ids by seat, each round's attribution), `handover` (the gaming day's
+rollover) and `archive` (checkpoints);
 `outcome` holds the values they share. This module dispatches each input to its part.
 """
 
@@ -41,6 +43,7 @@ from typing import Any, Mapping
 
 from cardshoe import rounds
 from cardshoe.daemon.archive import ArchiveLoader, CheckpointedState, FrozenBook, _Archived, _Frozen
+from cardshoe.daemon.handover import DayHandover
 from cardshoe.daemon.jackpot import JackpotInputs
 from cardshoe.daemon.outcome import (
     CORE_VERSION,
@@ -72,7 +75,7 @@ __all__ = [
 ]
 
 
-class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, ShuffleWatch, StaffRoster):
+class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, ShuffleWatch, StaffRoster, DayHandover):
     """The state of one table, advanced only by `apply_frame` and `apply_input`."""
 
     def __init__(self, setup: TableSetup) -> None:
@@ -141,6 +144,8 @@ class TableCore(CheckpointedState, ShoeFrames, RoundPlay, JackpotInputs, Shuffle
                 return self._staff_input(body)
             if action == "player":
                 return self._player_input(body)
+            if action == "shoe_handover":
+                return self._shoe_handover(body)
             raise InputError("action", f"unknown action {action!r}")
         except (RoundOperationError, InputError) as exc:
             refusal = event(self._round_id(), "input_refused", action=action, **error_body(exc))

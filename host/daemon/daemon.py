@@ -53,6 +53,7 @@ from cardshoe.daemon.config import TableConfig, read_floor_public_key, read_floo
 from cardshoe.daemon.control import TableControl
 from cardshoe.daemon import crashloop
 from cardshoe.daemon.core import Derived, TableCore
+from cardshoe.daemon.gamingday import GamingDays, policy_of
 from cardshoe.daemon.service import FrameInput, ServiceFailed, TableService
 from cardshoe.floor.client import FloorClient
 from cardshoe.floor.shipper import Shipper
@@ -177,8 +178,12 @@ class Daemon:
 
     def __init__(self, config: TableConfig, *, keys: KeyLookup, clock: Callable[[], int] = now_ns,
                  randbelow: Callable[[int], int] | None = None, synchronous: str = "FULL",
-                 journal_restored: bool = False, floor: FloorClient | None = None) -> None:
+                 journal_restored: bool = False, floor: FloorClient | None = None,
+                 monotonic: Callable[[], int] = time.monotonic_ns) -> None:
         self.config = config
+        # The gaming day's clock beside `clock` (issue 25: a stepped wall clock is seen against it).
+        self._monotonic = monotonic
+        self.days: GamingDays | None = None
         # The floor (issue 14): the journal shipped to it, the linked progressive settled by it.
         self.floor = floor
         self.shipper: Shipper | None = None
@@ -260,6 +265,12 @@ class Daemon:
             callback(exc)
 
     def _start(self) -> None:
+        policy = policy_of(self.config)
+        if policy is not None:
+            # A file per gaming day (issue 25): the day's by the clock, or the day before if it
+            # was not closed (it finishes first).
+            self.days = GamingDays(self, policy, self._monotonic)
+            self.config = dataclasses.replace(self.config, journal=self.days.choose())
         cfg = self.config
         self.journal = Journal(cfg.journal, synchronous=self.synchronous,
                                holder=f"cardshoe run, table {cfg.name}, port {cfg.port}")
@@ -274,8 +285,6 @@ class Daemon:
         self.restored, core, warning = restore(cfg.journal, TableCore(wanted))
         if warning is not None:
             log.warning("journal checkpoint not used: %s", warning)
-        with self.journal.reader() as reader:
-            windows = reader.windows()
         for problem in self.restored.mismatches:
             log.error("journal rebuild: %s", problem)
         self.live = self._live_shift()
@@ -296,8 +305,6 @@ class Daemon:
         if self._randbelow is not None:
             kwargs["randbelow"] = self._randbelow
         self.control = TableControl(self.service, **kwargs)
-        if windows and self.shoe_serial is None and len(windows) == 1:
-            self.shoe_serial = next(iter(windows))
         self.service.record("daemon", {
             "type": "daemon_started", "epoch": self.epoch, "port": cfg.port,
             "restored_inputs": self.restored.inputs, "rebuild_mismatches": len(self.restored.mismatches),
@@ -308,11 +315,23 @@ class Daemon:
         self.service.since_checkpoint += self.restored.inputs
         if self.service.since_checkpoint >= self.service.checkpoint_every:
             self.service.checkpoint()  # a journal without a recent one: the next start is fast
+        if self.days is not None:
+            self.service.before_open = self.days.tick
+            # A new day's opening (and the shoe handed over to it), or the rollover of a day
+            # reopened because it was not closed, before any frame is taken (issue 25).
+            self.days.started()
+            cfg = self.config
+        with self.journal.reader() as reader:
+            windows = reader.windows()
+        if windows and self.shoe_serial is None and len(windows) == 1:
+            self.shoe_serial = next(iter(windows))
         self.link = ShoeLink(cfg.port, self.keys, self, epoch=self.epoch, windows=windows,
                              resend_ms=cfg.link.resend_ms, resend_max_ms=cfg.link.resend_max_ms,
                              journal_restored=self.journal_restored, ack_path_ms=self.stall_limit_ns() // 1_000_000)
         self.link.start()
-        if self.floor is not None:
+        if self.days is not None:
+            self.shipper = self.days.start_shipping()  # the closed day's end first, then this day
+        elif self.floor is not None:
             self.shipper = Shipper(cfg.journal, self.floor)
             self.shipper.start()
         self._watch = threading.Thread(target=self._watch_loop, name="daemon-watch", daemon=True)
@@ -377,6 +396,8 @@ class Daemon:
             self.link.stop()
         if self.shipper is not None:
             self.shipper.stop()
+        for finishing in self.days.finishing if self.days is not None else []:
+            finishing.stop()
         if self.service is not None and self.journal is not None and not self.journal.closed:
             self.flush_rejections()
         if self.service is not None and self.journal is not None and not self.journal.closed:
@@ -590,6 +611,8 @@ class Daemon:
             try:
                 self.check_silence()
                 self.check_loading()
+                if self.days is not None and self.service is not None and self.service.failed is None:
+                    self.days.tick()  # the gaming day's rollover, when due and the table is idle
                 with self._rejections_lock:
                     ended = self.rejections.take(time.monotonic_ns())
                 if ended is not None:
@@ -861,19 +884,22 @@ class Daemon:
         if version is not None:
             raise LookupError(f"shoe: shoe {serial} speaks protocol {version}, daemon speaks {VERSION}; "
                               "not dealing to it")
+        # Under the table's lock from the number to the journaled `shoe_loading`: a gaming day's
+        # rollover (which waits for a load) falls before or after, never between (issue 25).
         with self._svc().lock:
             session = self._svc().core.shoes.get(serial)
             avoid = frozenset() if session is None else frozenset({session.foreign, session.shoe_no} - {0})
-        shoe_no = self.journal.shoe_no(SHOE_NO_LOW, SHOE_NO_HIGH, avoid)
-        if manifest:
-            parts = manifest_parts(shoe_no, deck_id, manifest)
-        else:
-            parts = [NewShoe(shoe_no, deck_id, 2, 0, 1, ())]
-        done = self._svc().submit_input({"action": "shoe_loading", "shoe": serial, "shoe_no": shoe_no,
-                                         "deck_id": deck_id})
-        if done.refused is not None:
-            raise LookupError(f"shoe: {done.refused}")
-        self._loading[serial] = (shoe_no, deck_id)
+            assert self.journal is not None
+            shoe_no = self.journal.shoe_no(SHOE_NO_LOW, SHOE_NO_HIGH, avoid)
+            if manifest:
+                parts = manifest_parts(shoe_no, deck_id, manifest)
+            else:
+                parts = [NewShoe(shoe_no, deck_id, 2, 0, 1, ())]
+            done = self._svc().submit_input({"action": "shoe_loading", "shoe": serial, "shoe_no": shoe_no,
+                                             "deck_id": deck_id})
+            if done.refused is not None:
+                raise LookupError(f"shoe: {done.refused}")
+            self._loading[serial] = (shoe_no, deck_id)
         self._loading_since[serial] = time.monotonic_ns()
         self._load_parts[serial] = parts
         self._reload.pop(serial, None)
@@ -1008,4 +1034,5 @@ class Daemon:
             },
             "subscribers": self.bus.subscribers,
             "floor": None if self.floor is None else self.floor.status(),
+            "gaming_day": None if self.days is None else self.days.status(),
         }

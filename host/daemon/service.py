@@ -89,6 +89,11 @@ class TableService:
         self.counters: dict[str, int] = {}
         self.checkpoint_every = checkpoint_every
         self.since_checkpoint = 0
+        # Called before a round is opened (the gaming day's rollover when due, issue 25: no
+        # round opens in a day after its hour).
+        self.before_open: Callable[[], None] | None = None
+        # The last closed gaming day's core (issue 25), for reads of its rounds after the rollover.
+        self.previous_core: TableCore | None = None
 
     def _check(self) -> None:
         if self.failed is not None:
@@ -170,6 +175,8 @@ class TableService:
 
     def submit_input(self, body: Mapping[str, Any], *, t_ns: int | None = None) -> Applied:
         """Apply, journal and publish one controller input (refused ones are journaled too)."""
+        if body.get("action") == "open_round" and self.before_open is not None:
+            self.before_open()
         with self.lock:
             self._check()
             t = self.clock() if t_ns is None else t_ns
@@ -183,6 +190,16 @@ class TableService:
             published = self._commit(write)
             self._after(applied, published)
             return applied
+
+    def find_round(self, round_id: str) -> tuple[TableCore, Any] | None:
+        """(the core, the round) of `round_id`: this day's, else the last closed day's (read
+        only: a round of a closed day takes no input). Call under `lock`."""
+        for core in (self.core, self.previous_core):
+            if core is not None:
+                found = core.rounds.get(round_id)
+                if found is not None:
+                    return core, found
+        return None
 
     def now(self) -> int:
         """The time stamp the next input will carry if made now (for building operations)."""

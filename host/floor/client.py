@@ -81,6 +81,12 @@ class FloorClient:
         self.state = FloorState()
         self._lock = threading.Lock()
 
+    def for_journal(self, journal_id: str) -> FloorClient:
+        """The same table's client for its journal `journal_id` (the next gaming day's, issue 25):
+        its own stream on the floor, the same url, token, link and key."""
+        return FloorClient(self.url, self.token, self.name, self.link, self.game, timeout_s=self.timeout_s,
+                           offline_after_s=self.offline_after_s, journal_id=journal_id, public_key=self.public_key)
+
     # -- transport ---------------------------------------------------------------------
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()

@@ -91,6 +91,10 @@ class Shipper:
         self.exchanges = 0
         self._stop = threading.Event()
         self._wake = threading.Event()
+        # A journal that grows no more (a gaming day closed, issue 25): ship it to its end, then stop.
+        self._final = threading.Event()
+        self.finished = threading.Event()
+        """Set once a `finish()`ed journal is on the floor to its last entry."""
         self._thread: threading.Thread | None = None
         self._hwm: int | None = None
 
@@ -105,6 +109,13 @@ class Shipper:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(self.client.timeout_s * 2 + 5)
+
+    def finish(self) -> None:
+        """The journal is closed (its gaming day ended): ship what is left, then end; `finished`
+        is set once the floor holds its last entry. The next day's stream waits for it, so the
+        floor receives a table's days in order."""
+        self._final.set()
+        self._wake.set()
 
     def wake(self) -> None:
         """New entries: ship now rather than at the next idle tick."""
@@ -167,6 +178,11 @@ class Shipper:
                     continue
                 if sent >= self.batch:
                     continue  # a backlog: straight on
+                if self._final.is_set() and reader is not None:
+                    top = reader.top()
+                    if self._hwm is not None and (top is None or self._hwm >= top.id):
+                        self.finished.set()
+                        return
                 # New entries wake the shipper, which then lingers a moment to send them with
                 # the ones that follow: a request per `linger_s` at most, not one per card (a
                 # floor of hundreds of tables). With nothing new, a heartbeat every `heartbeat_s`

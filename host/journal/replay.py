@@ -14,6 +14,13 @@ never a traceback.
 
 `--export ROUND_ID` prints that round, rebuilt, in the round-file format of
 `cardshoe settle` (docs/round-format.md) instead.
+
+Several files (a table's gaming days in order, issue 25: `cardshoe replay DIR/T07.2026-11-2*.sqlite`)
+are each replayed alone, one verdict line each (`DAY FILE: identical: ...`), and then checked as a
+chain (`cardshoe.journal.days.check_chain`): each closed day sealed by its closing entry, the next
+day opening from that entry, the shoe handed over as it was handed out. The last line is the
+chain's verdict (`chain of N days: linked` or `chain of N days: BROKEN: ...`); exit 1 if any file
+differs or the chain is broken.
 """
 
 from __future__ import annotations
@@ -242,10 +249,17 @@ def main(argv: list[str]) -> int:
     """`cardshoe replay JOURNAL [--export ROUND_ID] [--json]`."""
     parser = argparse.ArgumentParser(prog="cardshoe replay", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("journal", type=Path, help="the daemon's journal (SQLite)")
+    parser.add_argument("journal", type=Path, nargs="+",
+                        help="the daemon's journal (SQLite); several: a table's day files, in day order")
     parser.add_argument("--export", metavar="ROUND_ID", help="print this round in the round-file format")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
+    if len(args.journal) > 1:
+        if args.export is not None or args.json:
+            print("cardshoe replay: --export and --json take one journal", file=sys.stderr)
+            return 2
+        return _days(args.journal)
+    args.journal = args.journal[0]
     try:
         report, core = replay(args.journal, check=True)
     except JournalError as exc:
@@ -282,6 +296,41 @@ def main(argv: list[str]) -> int:
     else:
         _print_report(report, sys.stdout)
     return 0 if report.ok else 1
+
+
+def _days(paths: list[Path]) -> int:
+    """Each day file alone, then the chain of days (see the module docstring)."""
+    from cardshoe.journal.days import check_chain
+
+    worst = 0
+    for path in paths:
+        try:
+            report, _core = replay(path, check=True)
+        except JournalError as exc:
+            print(f"{path.name}: cardshoe replay: {_one_line(str(exc))}")
+            worst = 2
+            continue
+        print(f"{path.name}: {verdict(report)}")
+        for problem in report.mismatches:
+            print(f"{path.name}: MISMATCH {problem}")
+        if not report.ok:
+            worst = max(worst, 1)
+    if worst == 2:
+        print(f"chain of {len(paths)} days: not checked (a file cannot be read)")
+        return 2
+    try:
+        problems = check_chain(paths)
+    except JournalError as exc:
+        print(f"chain of {len(paths)} days: cannot be checked: {_one_line(str(exc))}")
+        return 2
+    if problems:
+        print(f"chain of {len(paths)} days: BROKEN: {len(problems)} problems; first: {problems[0]}")
+        for problem in problems[1:]:
+            print(f"chain: {problem}")
+        return 1
+    print(f"chain of {len(paths)} days: linked (each day sealed by its closing entry, the next opened from it, "
+          "the shoe handed over as handed out)")
+    return worst
 
 
 def _one_line(text: str) -> str:

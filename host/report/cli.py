@@ -6,8 +6,13 @@
     cardshoe report --refresh-theory [GAME ...]
 
 Several journals are read as several sources (a table's gaming days, or many tables); each
-round counts in the window when it opened in it. A gaming-day cut (issue 25) is `--from`/`--to`
-today; with a journal per gaming day it is the choice of journals.
+round counts in the window when it opened in it.
+
+A gaming-day cut (issue 25): `--day 2026-11-27 [--day-ends 06:00] [--zone UTC]` is the window
+from that day's start (06:00 local on the 27th) to the next day's; `--days-dir DIR` reads the
+day files the daemon wrote there (`[journal] dir`, every table's), with `--day` only that day's
+(a round is played in one day's file: one in play at the hour finishes there, and no round
+opens in a day after its hour).
 """
 
 from __future__ import annotations
@@ -37,6 +42,45 @@ def _time(text: str) -> int:
     if dt.tzinfo is None:
         dt = dt.astimezone()
     return int(dt.timestamp() * 1e9)
+
+
+def _day(text: str) -> Any:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a gaming day as YYYY-MM-DD") from None
+
+
+def day_bounds(day: Any, ends: str, zone: str | None) -> tuple[int, int]:
+    """The gaming day `day`'s window (unix ns): from its `ends` hour to the next day's."""
+    from datetime import datetime as dt, timedelta
+
+    from cardshoe.daemon.gamingday import parse_day_ends, zone_of
+
+    minutes = parse_day_ends(ends)
+    tz = zone_of(zone)
+    start = dt(day.year, day.month, day.day) + timedelta(minutes=minutes)
+    end = start + timedelta(days=1)
+    if tz is None:
+        a, b = start.astimezone(), end.astimezone()
+    else:
+        a, b = start.replace(tzinfo=tz), end.replace(tzinfo=tz)
+    return int(a.timestamp() * 1e9), int(b.timestamp() * 1e9)
+
+
+def day_files(directory: Path, day: Any | None) -> list[Path]:
+    """The day files in `directory` (`NAME.YYYY-MM-DD.sqlite`), of `day` when given."""
+    import re
+
+    pattern = re.compile(r"^.+\.(\d{4}-\d{2}-\d{2})\.sqlite$")
+    out = []
+    for path in sorted(directory.iterdir()):
+        m = pattern.match(path.name)
+        if m is not None and (day is None or m[1] == day.isoformat()):
+            out.append(path)
+    return out
 
 
 def from_journals(paths: Iterable[Path]) -> list[TableShift]:
@@ -82,6 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--table", action="append", default=[], help="with the floor: only this table (repeat)")
     p.add_argument("--from", dest="since", type=_time, help="rounds opened at or after this time")
     p.add_argument("--to", dest="until", type=_time, help="rounds opened before this time")
+    p.add_argument("--day", type=_day, help="a gaming day (YYYY-MM-DD): --from and --to are its bounds")
+    p.add_argument("--day-ends", default="06:00", help="the hour the gaming day ends (HH:MM, default 06:00)")
+    p.add_argument("--zone", help="the zone of that hour (an IANA name or UTC; default the host's)")
+    p.add_argument("--days-dir", type=Path, help="the day files' folder ([journal] dir): its journals are read")
     p.add_argument("--out", type=Path, help="FILE.html, FILE.pdf or FILE.json")
     p.add_argument("--band-z", type=float, default=2.0, help="the band drawn: theoretical +- this many sd")
     p.add_argument("--alarm-z", type=float, default=3.0, help="the alarm's family-wise z (docs/report.md)")
@@ -117,10 +165,28 @@ def main(argv: list[str]) -> int:
     except ValueError:
         print(f"cardshoe report: --shifts: {args.shifts!r}: hours 0-23 separated by commas", file=sys.stderr)
         return 2
-    if not args.journal and args.floor_sqlite is None and args.floor_postgres is None:
+    if not args.journal and args.floor_sqlite is None and args.floor_postgres is None and args.days_dir is None:
         print("cardshoe report: name --journal J (repeat) or the floor (--floor-sqlite / --floor-postgres)",
               file=sys.stderr)
         return 2
+    if args.day is not None:
+        if args.since is not None or args.until is not None:
+            print("cardshoe report: --day is a window of its own: not with --from/--to", file=sys.stderr)
+            return 2
+        try:
+            args.since, args.until = day_bounds(args.day, args.day_ends, args.zone)
+        except ValueError as exc:
+            print(f"cardshoe report: {exc}", file=sys.stderr)
+            return 2
+    if args.days_dir is not None:
+        if not args.days_dir.is_dir():
+            print(f"cardshoe report: --days-dir: {args.days_dir} is not a folder", file=sys.stderr)
+            return 2
+        args.journal = list(args.journal) + day_files(args.days_dir, args.day)
+        if not args.journal:
+            print(f"cardshoe report: --days-dir: no day files{' of ' + str(args.day) if args.day else ''} in "
+                  f"{args.days_dir}", file=sys.stderr)
+            return 2
     t0 = time.perf_counter()
     try:
         tables = from_journals(args.journal)

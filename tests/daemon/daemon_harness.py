@@ -71,6 +71,8 @@ class Table:
                  method: str | None = None, draw_magic: bool = False, **settings: Any) -> None:
         self.tmp_path = tmp_path
         tmp_path.mkdir(parents=True, exist_ok=True)
+        # Given to every Daemon this table starts (e.g. an injected clock: tests/daemon/test_daemon_gaming_day.py).
+        self.daemon_kwargs: dict[str, Any] = settings.pop("daemon_kwargs", {})
         self.plug = PluggablePty(tmp_path / "tty")
         self.config = TableConfig(port=str(self.plug.path), game=game, seats=seats, name="T1",
                                   dealing=dealing, method=method, journal=tmp_path / "journal.sqlite",
@@ -85,7 +87,7 @@ class Table:
         self.shoe_on = False
 
     def _start(self, **kwargs: Any) -> Daemon:
-        daemon = Daemon(self.config, keys=self.keys.get, randbelow=lambda n: n - 1, **kwargs)
+        daemon = Daemon(self.config, keys=self.keys.get, randbelow=lambda n: n - 1, **{**self.daemon_kwargs, **kwargs})
         daemon.start()
         wait_for(lambda: daemon.link_up, what="the daemon to open the pty")
         return daemon

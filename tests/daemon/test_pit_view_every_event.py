@@ -123,6 +123,10 @@ NOT_MADE_HERE = {
     "shoe_crash_loop_cleared": "the same, cleared: tests/daemon/test_daemon_crash_loop.py",
     "command_withheld": "a given-up command the daemon would send on its own: tests/daemon/test_daemon_crash_loop.py",
     "floor_journal": "a /status alarm while the floor refuses this journal (issue 21): tests/floor/test_floor_chain.py",
+    # The gaming day's rollover (issue 25), read in the pit view there: tests/daemon/test_daemon_gaming_day.py.
+    **{kind: "a gaming-day rollover: tests/daemon/test_daemon_gaming_day.py (the pit view of each checked there)"
+       for kind in ("shoe_handed_over", "shoe_taken_over", "day_handover", "day_opened", "day_closed",
+                    "clock_stepped", "clock_stepped_cleared", "gaming_day", "day_rollover_failed")},
 }
 
 
