@@ -349,6 +349,12 @@ function describe(msg) {
     case "shoe_loaded": return `shoe no. ${d.shoe_no} loaded (deck ${hex(d.deck_id)})`;
     case "referral_acknowledged": return `referral #${d.entry} seen by ${d.by}, referred`;
     case "daemon_started": return "daemon started";
+    // The gaming day's rollover (issue 25): the old day closed, the new one opened, the shoe carried over.
+    case "day_closed": return `gaming day ${d.gaming_day || ""} closed`;
+    case "day_opened": return `gaming day ${d.gaming_day || ""} opened (${d.file || "a new journal"})`;
+    case "day_handover": return d.direction === "in" ? `handed over from ${d.from_day || "the day before"}`
+      : `handed over to ${d.to_day || "the next day"}`;
+    case "shoe_taken_over": return `shoe no. ${d.shoe_no} carried over from ${d.from_day || "the day before"}, next card ${d.next_index}`;
     default: {
       const text = d.message || d.detail || "";
       return `${rid}${type}${text ? ": " + text : ""}`;
