@@ -21,7 +21,6 @@ follows a new journal, the surveillance case finds day 2's card values.
 from __future__ import annotations
 
 import threading
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
@@ -33,34 +32,14 @@ from page_helpers import (WAIT, area_of, click, codes, open_round, page_cards, s
                           watch_for_card_texts)
 from selenium.webdriver.common.by import By
 
+from day_clocks import Clocks
+
 from cardshoe.hil.bench import JACKPOT_RESET, Bench, TableSpec
 
 TCP = "three-card-poker"
 HOUR = 3600 * 10**9
 DAY_1 = ["Ah", "Kh", "Qh", "3c", "3d", "3s", "2c", "7d", "9s"]   # seats 2 and 5, then the dealer (TCP 3.7)
 DAY_2 = ["2h", "2d", "8c", "Th", "Jd", "Qc", "6s", "7s", "Kc"]
-
-
-class Clocks:
-    """The daemon's wall and monotonic clocks: real time's flow plus what the test moves."""
-
-    def __init__(self, start: datetime) -> None:
-        self._lock = threading.Lock()
-        self._off = int(start.timestamp() * 1e9) - time.time_ns()
-        self._mono = 0
-
-    def wall(self) -> int:
-        with self._lock:
-            return time.time_ns() + self._off
-
-    def mono(self) -> int:
-        with self._lock:
-            return time.monotonic_ns() + self._mono
-
-    def advance(self, ns: int) -> None:
-        with self._lock:
-            self._off += ns
-            self._mono += ns
 
 
 class DayBench(Bench):

@@ -15,10 +15,11 @@ across the day files, each round's cards in the places the rules give them.
 from __future__ import annotations
 
 import threading
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from day_clocks import Clocks
 
 from cardshoe.cards import parse_card
 from cardshoe.hil.bench import JACKPOT_RESET, Bench, TableSpec
@@ -32,28 +33,6 @@ HOUR = 3600 * 10**9
 TCP = "three-card-poker"
 WAGERS = {2: {"ante": 1000}, 5: {"pair_plus": 500}}
 DECK = [f"{r}{s}" for s in "shdc" for r in "23456789TJQKA"]
-
-
-class Clocks:
-    """The daemon's wall and monotonic clocks: real time's flow plus what the test moves."""
-
-    def __init__(self, start: datetime) -> None:
-        self._lock = threading.Lock()
-        self._off = int(start.timestamp() * 1e9) - time.time_ns()
-        self._mono = 0
-
-    def wall(self) -> int:
-        with self._lock:
-            return time.time_ns() + self._off
-
-    def mono(self) -> int:
-        with self._lock:
-            return time.monotonic_ns() + self._mono
-
-    def advance(self, ns: int) -> None:
-        with self._lock:
-            self._off += ns
-            self._mono += ns
 
 
 class DayBench(Bench):
