@@ -1,11 +1,10 @@
 """A sampling profiler of every thread of this process (py-spy is not installed here).
 
-Every `interval_s` it takes every thread's stack (`sys._current_frames`) and counts, per
-function, the samples where it is on the stack (inclusive) and where it is the innermost frame
-(own time). cProfile sees only the thread that enabled it; the floor's work is on uvicorn's
-loop, its settlement threads and its rebuild thread. Threads that are waiting (a lock, a
-socket, a sleep) are counted too, as "waiting" when their innermost frame is a known wait:
-the report separates them so what it shows is where the CPU goes.
+Every `interval_s` it charges each thread's CPU time since the last look (the kernel's count,
+/proc/self/task/TID/stat) to the stack the thread is on (`sys._current_frames`): per function,
+inclusive (on the stack) and own (the innermost frame), and per thread. cProfile sees only the
+thread that enabled it; the floor's work is on uvicorn's loop, its settlement threads and its
+rebuild thread.
 
 `python -m cardshoe.benchmarks.sampler OUT -- ARGV...` runs `cardshoe ARGV` under it (the
 bench's floor process with `--profile`), writing the report to OUT when the process ends.
@@ -15,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import os
 import signal
 import sys
 import threading
@@ -24,9 +24,7 @@ from types import FrameType
 
 __all__ = ["Sampler"]
 
-_WAITS = {"wait", "select", "poll", "accept", "recv", "recv_into", "readinto", "sleep", "acquire", "_wait_for_tstate_lock",
-          "get", "read", "_run_once", "join", "epoll", "_recv", "connect", "wait_for", "readline", "execute",
-          "fetchone", "fetchall", "_conn_wait", "wait_conn", "getconn"}
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _name(f: FrameType) -> str:
@@ -34,19 +32,41 @@ def _name(f: FrameType) -> str:
     return f"{code.co_name} ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
-class Sampler:
-    """Sample every thread's stack until stopped; write the report to `path`."""
+def _thread_ticks(native_id: int) -> int:
+    try:
+        text = Path(f"/proc/self/task/{native_id}/stat").read_text()
+    except OSError:
+        return 0
+    fields = text[text.rindex(")") + 2:].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
 
-    def __init__(self, path: str, interval_s: float = 0.01) -> None:
+
+class Sampler:
+    """Every `interval_s`, each thread's CPU ticks since the last look (/proc/self/task) are
+    charged to the stack it is on now (`sys._current_frames`); write the report to `path`.
+
+    A thread blocked in C (a queue's get, a socket, a lock) shows a Python frame but uses no
+    CPU, so it is charged nothing: the report is where the CPU goes, not where threads wait."""
+
+    def __init__(self, path: str, interval_s: float = 0.02, focus: tuple[str, str] = ("settle", "floor/settle.py")) -> None:
         self.path = path
+        self.focus = focus
+        """(function, file) whose calls also get a wall-clock profile: every look at a thread inside
+        it counts, running or not (waiting on PostgreSQL, a lock, the GIL): where its time goes."""
+        self.wall_samples = 0
+        self.wall_ticks = 0
+        self.wall_own: collections.Counter[str] = collections.Counter()
+        self.wall_incl: collections.Counter[str] = collections.Counter()
         self.interval_s = interval_s
         self.own: collections.Counter[str] = collections.Counter()
         self.incl: collections.Counter[str] = collections.Counter()
-        self.samples = 0
-        self.waiting = 0
+        self.by_thread: collections.Counter[str] = collections.Counter()
+        self.ticks = 0
+        self._last: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="sampler")
         self._written = False
+        self._t0 = time.monotonic()
 
     def start(self) -> None:
         self._thread.start()
@@ -54,22 +74,48 @@ class Sampler:
     def _run(self) -> None:
         me = threading.get_ident()
         while not self._stop.wait(self.interval_s):
-            for tid, frame in sys._current_frames().items():
-                if tid == me:
+            frames = sys._current_frames()
+            for t in threading.enumerate():
+                if t.ident == me or t.native_id is None or t.ident not in frames:
                     continue
-                self.samples += 1
-                if frame.f_code.co_name in _WAITS:
-                    self.waiting += 1
+                ticks = _thread_ticks(t.native_id)
+                delta = ticks - self._last.get(t.native_id, ticks)
+                self._last[t.native_id] = ticks
+                self._wall(frames[t.ident], delta)
+                if delta <= 0:
                     continue
-                self.own[_name(frame)] += 1
+                self.ticks += delta
+                self.by_thread[t.name.rstrip("0123456789_-() ") or t.name] += delta
+                frame: FrameType | None = frames[t.ident]
+                assert frame is not None
+                self.own[_name(frame)] += delta
                 seen = set()
-                f: FrameType | None = frame
-                while f is not None:
-                    n = _name(f)
+                while frame is not None:
+                    n = _name(frame)
                     if n not in seen:
                         seen.add(n)
-                        self.incl[n] += 1
-                    f = f.f_back
+                        self.incl[n] += delta
+                    frame = frame.f_back
+
+    def _wall(self, frame: FrameType | None, delta: int) -> None:
+        inner: list[FrameType] = []
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == self.focus[0] and code.co_filename.endswith(self.focus[1]):
+                break
+            inner.append(frame)
+            frame = frame.f_back
+        if frame is None:
+            return  # not inside the focus
+        self.wall_samples += 1
+        self.wall_ticks += max(0, delta)
+        self.wall_own[_name(inner[0]) if inner else _name(frame)] += 1
+        seen = set()
+        for f in inner:
+            n = _name(f)
+            if n not in seen:
+                seen.add(n)
+                self.wall_incl[n] += 1
 
     def stop(self) -> None:
         self._stop.set()
@@ -80,12 +126,23 @@ class Sampler:
         if self._written:
             return
         self._written = True
-        busy = max(1, self.samples - self.waiting)
-        lines = [f"{self.samples} thread samples every {self.interval_s * 1000:.0f} ms, {self.waiting} waiting "
-                 f"(innermost frame a wait), {busy} running or runnable", "", "own time (innermost frame), % of running:"]
-        lines += [f"{100 * c / busy:6.1f}%  {n}" for n, c in self.own.most_common(40)]
-        lines += ["", "inclusive (on the stack), % of running:"]
-        lines += [f"{100 * c / busy:6.1f}%  {n}" for n, c in self.incl.most_common(80)]
+        total = max(1, self.ticks)
+        wall = time.monotonic() - self._t0
+        lines = [f"{self.ticks / _TICK:.1f} CPU s of Python threads charged over {wall:.0f} s "
+                 f"({self.ticks / _TICK / max(wall, 1e-9):.2f} cores), looked at every {self.interval_s * 1000:.0f} ms",
+                 "", "by thread (name without its number):"]
+        lines += [f"{100 * c / total:6.1f}%  {n}" for n, c in self.by_thread.most_common(15)]
+        lines += ["", "own (innermost frame), % of the CPU:"]
+        lines += [f"{100 * c / total:6.1f}%  {n}" for n, c in self.own.most_common(40)]
+        lines += ["", "inclusive (on the stack), % of the CPU:"]
+        lines += [f"{100 * c / total:6.1f}%  {n}" for n, c in self.incl.most_common(90)]
+        ws = max(1, self.wall_samples)
+        lines += ["", f"wall clock inside {self.focus[0]} ({self.focus[1]}): {self.wall_samples} looks "
+                  f"({self.wall_samples * self.interval_s:.1f} thread-s), of which CPU {self.wall_ticks / _TICK:.1f} s; "
+                  "by innermost frame, % of the looks:"]
+        lines += [f"{100 * c / ws:6.1f}%  {n}" for n, c in self.wall_own.most_common(30)]
+        lines += ["", "inclusive below it, % of the looks:"]
+        lines += [f"{100 * c / ws:6.1f}%  {n}" for n, c in self.wall_incl.most_common(60)]
         Path(self.path).write_text("\n".join(lines) + "\n")
 
 
@@ -97,13 +154,10 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # atexit runs; uvicorn installs its own later
     from cardshoe.cli import main as cli_main
 
-    t0 = time.monotonic()
     try:
         cli_main(argv)
     finally:
-        sampler._stop.set()
-        sampler.write()
-        del t0
+        sampler.stop()
 
 
 if __name__ == "__main__":
