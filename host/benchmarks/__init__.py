@@ -15,7 +15,8 @@ BENCHMARKS: dict[str, str] = {
     "firmware": "firmware peak heap over a full shoe and time per card, read to frame written",
     "poker": "hand evaluations per second beside an established evaluator",
     "daemon": "card-to-event latency over a pseudo-terminal with the journal on, CPU per card",
-    "floor": "1, 10, 100 tables into one PostgreSQL with a restart and a cut: ingest rate, pool-update latency",
+    "floor": ("N tables in several processes into one floor on PostgreSQL, with a restart or failover and a cut: "
+              "ingest rate, pool-update p50/p99, search latency, memory"),
     "shuffle": "the shuffle alarm: false alarms over 7-riffle decks, detection of 0, 1 and 2 riffles",
     "report": "the shift report: a gaming day of one table, and 100 tables from the floor store",
     "gamingday": "the gaming day's rollover: how long the table's lock is held, by the day's size",

@@ -331,6 +331,10 @@ class _Searcher:
         self.times.setdefault(f"{phase}:{kind}", []).append((time.perf_counter() - t0) * 1000)
 
 
+def _progress(text: str) -> None:
+    print(f"  [{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
 def _pct(values: list[float], q: float) -> float:
     got = sorted(values)
     return got[min(len(got) - 1, int(q * len(got)))] if got else float("nan")
@@ -385,6 +389,7 @@ def run(n_tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any
         events.append(db.note)
     day_end = time.time_ns()
     seeded, seed_s = _seed_day(db.dsn, names, args.day_rounds, day_end, 7) if args.day_rounds else (0, 0.0)
+    _progress(f"{n_tables} tables: the search index holds a day of {seeded} rounds ({seed_s:.0f} s)")
     profile_dir = Path(args.profile) if args.profile else None
     if profile_dir is not None:
         profile_dir.mkdir(parents=True, exist_ok=True)
@@ -408,8 +413,9 @@ def run(n_tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any
             child_end.close()
             children.append(_Child(p, parent_end, part))
         for c in children:
-            _recv(c, "ready", 600)
+            _recv(c, "ready", 1800)
         setup_s = time.monotonic() - t_setup
+        _progress(f"{n_tables} tables open in {procs} processes in {setup_s:.0f} s; dealing for {seconds:.0f} s")
         start = time.monotonic() + 0.5
         for c in children:
             c.conn.send(("go", start, seconds))
@@ -494,6 +500,7 @@ def run(n_tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any
         for c in children:
             c.dealt = _recv(c, "dealt", seconds + 900)
         dealt_s = time.monotonic() - start
+        _progress(f"dealt for {dealt_s:.0f} s; waiting for the floor to hold every journal")
         stop_search.set()
         search_thread.join()
         cpu_deal = {g: watch.cpu_total_s(g) - cpu0[g] for g in watch.groups}
@@ -517,6 +524,7 @@ def run(n_tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any
             c.closed = _recv(c, "closed", 120)
             c.proc.join(60)
         total_s = time.monotonic() - start
+        _progress(f"caught up in {catch_up_s:.0f} s; searching, then checking")
         for _ in range(args.searches):
             searcher.one("after")
         watch.stop()

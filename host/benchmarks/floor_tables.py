@@ -240,8 +240,11 @@ def table_process(specs: list[TableSpec], floor_port: int, card_ms: float, pause
     tables: list[TableRun] = []
     errors: list[str] = []
     try:
-        for spec in specs:
-            tables.append(_open_table(spec, relay.url))
+        # Opened a few at a time: each is a new journal (fsync'd) and a call to the floor.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            tables = list(pool.map(lambda s: _open_table(s, relay.url), specs))
         conn.send(("ready", len(tables)))
         msg = conn.recv()
         assert msg[0] == "go", msg

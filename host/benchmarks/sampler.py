@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import collections
 import os
+import re
 import signal
 import sys
 import threading
@@ -46,17 +47,21 @@ class Sampler:
     charged to the stack it is on now (`sys._current_frames`); write the report to `path`.
 
     A thread blocked in C (a queue's get, a socket, a lock) shows a Python frame but uses no
-    CPU, so it is charged nothing: the report is where the CPU goes, not where threads wait."""
+    CPU, so it is charged nothing. The kernel counts CPU in ticks at its timer, so a thread
+    that runs briefly and then waits is charged at its wait: trust the per-thread split, and
+    read the per-function one as a rough guide."""
 
     def __init__(self, path: str, interval_s: float = 0.02, focus: tuple[str, str] = ("settle", "floor/settle.py")) -> None:
         self.path = path
         self.focus = focus
         """(function, file) whose calls also get a wall-clock profile: every look at a thread inside
         it counts, running or not (waiting on PostgreSQL, a lock, the GIL): where its time goes."""
-        self.wall_samples = 0
+        self.wall_s = 0.0
+        self.wall_looks = 0
         self.wall_ticks = 0
-        self.wall_own: collections.Counter[str] = collections.Counter()
-        self.wall_incl: collections.Counter[str] = collections.Counter()
+        self.wall_own: collections.defaultdict[str, float] = collections.defaultdict(float)
+        self.wall_incl: collections.defaultdict[str, float] = collections.defaultdict(float)
+        self._dt = interval_s
         self.interval_s = interval_s
         self.own: collections.Counter[str] = collections.Counter()
         self.incl: collections.Counter[str] = collections.Counter()
@@ -73,7 +78,12 @@ class Sampler:
 
     def _run(self) -> None:
         me = threading.get_ident()
-        while not self._stop.wait(self.interval_s):
+        last = time.monotonic()
+        while not self._stop.wait(max(self.interval_s, 0.0004 * threading.active_count())):
+            # (with hundreds of threads, reading each one's /proc entry every 20 ms would be the load)
+            # Under load the looks come late: each counts for the time since the last one.
+            now = time.monotonic()
+            self._dt, last = now - last, now
             frames = sys._current_frames()
             for t in threading.enumerate():
                 if t.ident == me or t.native_id is None or t.ident not in frames:
@@ -85,7 +95,7 @@ class Sampler:
                 if delta <= 0:
                     continue
                 self.ticks += delta
-                self.by_thread[t.name.rstrip("0123456789_-() ") or t.name] += delta
+                self.by_thread[re.sub(r"[-_]?\d+", "", t.name)] += delta
                 frame: FrameType | None = frames[t.ident]
                 assert frame is not None
                 self.own[_name(frame)] += delta
@@ -107,15 +117,16 @@ class Sampler:
             frame = frame.f_back
         if frame is None:
             return  # not inside the focus
-        self.wall_samples += 1
+        self.wall_looks += 1
+        self.wall_s += self._dt
         self.wall_ticks += max(0, delta)
-        self.wall_own[_name(inner[0]) if inner else _name(frame)] += 1
+        self.wall_own[_name(inner[0]) if inner else _name(frame)] += self._dt
         seen = set()
         for f in inner:
             n = _name(f)
             if n not in seen:
                 seen.add(n)
-                self.wall_incl[n] += 1
+                self.wall_incl[n] += self._dt
 
     def stop(self) -> None:
         self._stop.set()
@@ -136,13 +147,13 @@ class Sampler:
         lines += [f"{100 * c / total:6.1f}%  {n}" for n, c in self.own.most_common(40)]
         lines += ["", "inclusive (on the stack), % of the CPU:"]
         lines += [f"{100 * c / total:6.1f}%  {n}" for n, c in self.incl.most_common(90)]
-        ws = max(1, self.wall_samples)
-        lines += ["", f"wall clock inside {self.focus[0]} ({self.focus[1]}): {self.wall_samples} looks "
-                  f"({self.wall_samples * self.interval_s:.1f} thread-s), of which CPU {self.wall_ticks / _TICK:.1f} s; "
-                  "by innermost frame, % of the looks:"]
-        lines += [f"{100 * c / ws:6.1f}%  {n}" for n, c in self.wall_own.most_common(30)]
-        lines += ["", "inclusive below it, % of the looks:"]
-        lines += [f"{100 * c / ws:6.1f}%  {n}" for n, c in self.wall_incl.most_common(60)]
+        ws = max(1e-9, self.wall_s)
+        lines += ["", f"wall clock inside {self.focus[0]} ({self.focus[1]}): {self.wall_looks} looks, "
+                  f"{self.wall_s:.1f} thread-s (each look counts for the time since the last), of which CPU "
+                  f"{self.wall_ticks / _TICK:.1f} s; by innermost frame, % of that time:"]
+        lines += [f"{100 * c / ws:6.1f}%  {n}" for n, c in sorted(self.wall_own.items(), key=lambda x: -x[1])[:30]]
+        lines += ["", "inclusive below it, % of that time:"]
+        lines += [f"{100 * c / ws:6.1f}%  {n}" for n, c in sorted(self.wall_incl.items(), key=lambda x: -x[1])[:60]]
         Path(self.path).write_text("\n".join(lines) + "\n")
 
 
