@@ -46,7 +46,7 @@ _STATIC = FilePath(__file__).parent / "static"
 
 _404 = ("UnknownLink", "UnknownTable")
 _409 = ("AssignmentConflict", "RoundWithdrawn", "JournalRefused", "RoundIncomplete", "FramesUnverified",
-        "StreamAlarmed", "RoundMismatch", "RoundNotSettleable")
+        "StreamAlarmed", "RoundMismatch", "RoundNotSettleable", "DayArchived", "ArchiveUnavailable", "DaysRefused")
 
 
 class Head(BaseModel):

@@ -7,6 +7,9 @@
     cardshoe floor audit --link NAME:RESET:RATE_PPM[:START] [--config floor.toml]
                          [--postgres DSN | --pg-dir DIR | --sqlite FILE] [TABLE=JOURNAL ...]
     cardshoe floor key --config floor.toml   # print the floor's Ed25519 public key
+    cardshoe floor days ahead [--days N] [--config floor.toml] [store]   # gaming-day partitions ahead
+    cardshoe floor days archive --day YYYY-MM-DD --to FILE [--include-open] [--config floor.toml] [store]
+    cardshoe floor days list [--config floor.toml] [store]
 
 The floor's file (`cardshoe.floor.config`, docs/floor.md "The floor's file") names the store,
 the links, the floor's signing key, a token file per reader role and, per table, its shipping
@@ -19,6 +22,13 @@ stake in action; START the opening pool, default RESET); give it once per link.
 cards, payouts by the rules) and names every row that differs; with TABLE=JOURNAL it also
 recomputes the pool from those journals alone and compares. Exit 0: nothing differs; 1: a
 difference (each printed); 2: a usage error.
+
+`days` (PostgreSQL; docs/floor.md "Gaming-day partitions and retention"): `ahead` makes the
+partitions of today's gaming day and the N-1 after it (default `[floor] days_ahead`, 7);
+`archive` detaches a day while the floor runs, writes it to FILE (SQLite, with FILE.sha256),
+checks it, records it and drops the rows (the search reads the day back from FILE); `list`
+shows the partitions, the archived days and any day detached but not archived. Exit 0: done;
+1: refused (one line saying why).
 """
 
 from __future__ import annotations
@@ -68,13 +78,18 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _store(cfg: Any) -> Any:
+    from .days import DayRule
     from .store import FloorStore
 
     if cfg.postgres:
-        return FloorStore.postgres(cfg.postgres)
-    if cfg.pg_dir is not None:
-        return FloorStore.postgres(_pg_start(Path(cfg.pg_dir))[0].dsn)
-    return FloorStore.sqlite(cfg.sqlite if cfg.sqlite is not None else "floor.sqlite")
+        store = FloorStore.postgres(cfg.postgres)
+    elif cfg.pg_dir is not None:
+        store = FloorStore.postgres(_pg_start(Path(cfg.pg_dir))[0].dsn)
+    else:
+        store = FloorStore.sqlite(cfg.sqlite if cfg.sqlite is not None else "floor.sqlite")
+    if getattr(cfg, "day_ends", None) is not None or getattr(cfg, "zone", None) is not None:
+        store.set_day_rule(DayRule(cfg.day_ends or store.day_rule.ends, cfg.zone))
+    return store
 
 
 def _pg_start(directory: Path) -> tuple[Any, str]:
@@ -122,6 +137,15 @@ def main(argv: list[str]) -> int:
     aud.add_argument("journals", nargs="*", metavar="TABLE=JOURNAL")
     key = sub.add_parser("key", help="print the floor's Ed25519 public key (made at first use)")
     key.add_argument("--config", type=Path, required=True, help="the floor's file (its signing_key)")
+    days = sub.add_parser("days", help="gaming-day partitions (PostgreSQL): make ahead, archive a day, list")
+    days.add_argument("action", choices=("ahead", "archive", "list"))
+    days.add_argument("--config", type=Path, help="the floor's file (its store, day_ends, zone, days_ahead)")
+    store_args(days)
+    days.add_argument("--days", type=int, metavar="N", help="ahead: today's gaming day and the N-1 after it")
+    days.add_argument("--day", metavar="YYYY-MM-DD", help="archive: the gaming day (named by the date it began on)")
+    days.add_argument("--to", type=Path, metavar="FILE", help="archive: the new file to write the day to")
+    days.add_argument("--include-open", action="store_true",
+                      help="archive: even with streams whose journal has not closed the day (later entries refused)")
     args = parser.parse_args(argv)
 
     from .config import ConfigError
@@ -139,6 +163,8 @@ def main(argv: list[str]) -> int:
             return 0
         if args.command == "audit":
             return _audit(args)
+        if args.command == "days":
+            return _days(args)
         if args.command == "key":
             from .signing import FloorSigner
 
@@ -153,6 +179,32 @@ def main(argv: list[str]) -> int:
             raise
         print(f"cardshoe floor pg {args.action}: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
         return 1
+
+
+def _days(args: argparse.Namespace) -> int:
+    from .days import archive_day, days_ahead, list_days
+
+    cfg = _config(args)
+    if args.action == "archive" and (args.day is None or args.to is None):
+        raise SystemExit("cardshoe floor days archive: give --day YYYY-MM-DD and --to FILE")
+    store = _store(cfg)
+    try:
+        if args.action == "ahead":
+            n = args.days if args.days is not None else cfg.days_ahead
+            made = days_ahead(store, n)
+            print(json.dumps({"store": store.kind, "made": made, "days": n,
+                              **({} if store.kind == "postgres" else
+                                 {"note": "the embedded SQLite store is not partitioned: nothing to make"})}))
+        elif args.action == "archive":
+            print(json.dumps(archive_day(store, args.day, args.to, include_open=args.include_open), indent=2))
+        else:
+            print(json.dumps(list_days(store), indent=2))
+    except FloorRefusal as exc:
+        print(f"cardshoe floor days {args.action}: {exc.field}: {exc.message}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    return 0
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -237,6 +289,10 @@ def _serve(args: argparse.Namespace) -> int:
     store = _store(cfg)
     for link in cfg.links:
         store.configure_link(link)
+    if store.kind == "postgres":
+        from .days import days_ahead
+
+        days_ahead(store, cfg.days_ahead)  # the gaming days' partitions, made before any table ships
     # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
     settle_store = FloorStore.postgres(store.target, pool_size=4) if store.kind == "postgres" else store
     settler = FloorSettler(settle_store, Rebuilder(settle_store, cfg.key_lookup), signer)

@@ -5,6 +5,9 @@
 listen = "0.0.0.0:8700"                       # HOST:PORT (port 0: the kernel picks one)
 pg_dir = "/var/lib/cardshoe/floor-pg"         # or: postgres = "DSN", or: sqlite = "FILE" (default)
 signing_key = "/etc/cardshoe/floor/signing.key"   # the floor's Ed25519 key (made 0600 if absent)
+day_ends = "06:00"                            # the local hour the gaming day ends (the tables' [journal] day_ends)
+zone = "Asia/Singapore"                       # its time zone (default: the floor host's local time)
+days_ahead = 7                                # PostgreSQL: gaming-day partitions made ahead at start
 
 [links.megalink-tcp]                          # one section per linked progressive
 reset = 5000000                               # minor units
@@ -66,6 +69,10 @@ class FloorConfig:
     postgres: str | None = None
     pg_dir: Path | None = None
     signing_key: Path = Path("floor.signing-key")
+    day_ends: str | None = None
+    """`[floor] day_ends`: None keeps the store's (06:00 for a new store)."""
+    zone: str | None = None
+    days_ahead: int = 7
     links: list[LinkSettings] = field(default_factory=list)
     roles: dict[str, list[Path]] = field(default_factory=dict)
     tables: dict[str, TableEntry] = field(default_factory=dict)
@@ -101,6 +108,9 @@ class FloorConfig:
         return None if entry is None else entry.link
 
 
+_FLOOR_KEYS = ("listen", "sqlite", "postgres", "pg_dir", "signing_key", "day_ends", "zone", "days_ahead")
+
+
 def _get(section: dict[str, Any], key: str, kind: type, where: str) -> Any:
     value = section.get(key)
     if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
@@ -129,8 +139,8 @@ def load_floor_config(path: Path) -> FloorConfig:
     cfg = FloorConfig()
     floor = data.get("floor", {})
     for key in floor:
-        if key not in ("listen", "sqlite", "postgres", "pg_dir", "signing_key"):
-            raise ConfigError(f"floor.{key}: unknown setting (known: listen, sqlite, postgres, pg_dir, signing_key)")
+        if key not in _FLOOR_KEYS:
+            raise ConfigError(f"floor.{key}: unknown setting (known: {', '.join(_FLOOR_KEYS)})")
     if (listen := _get(floor, "listen", str, "floor")) is not None:
         cfg.listen = listen
     stores = [k for k in ("sqlite", "postgres", "pg_dir") if k in floor]
@@ -143,6 +153,19 @@ def load_floor_config(path: Path) -> FloorConfig:
     if (v := _get(floor, "pg_dir", str, "floor")) is not None:
         cfg.pg_dir = _path(base, v)
     cfg.signing_key = _path(base, _get(floor, "signing_key", str, "floor") or "floor.signing-key")
+    cfg.day_ends = _get(floor, "day_ends", str, "floor")
+    cfg.zone = _get(floor, "zone", str, "floor")
+    if cfg.day_ends is not None or cfg.zone is not None:
+        from .days import DayRule
+
+        try:
+            DayRule(cfg.day_ends or "06:00", cfg.zone).checked()
+        except FloorRefusal as exc:
+            raise ConfigError(f"floor.{exc.field}: {exc.message}") from None
+    if (ahead := _get(floor, "days_ahead", int, "floor")) is not None:
+        if not 1 <= ahead <= 366:
+            raise ConfigError(f"floor.days_ahead: {ahead}: 1 to 366 days")
+        cfg.days_ahead = ahead
     for name, link in data.get("links", {}).items():
         if not isinstance(link, dict):
             raise ConfigError(f"links.{name}: expected a section (reset, rate_ppm, start)")
