@@ -18,6 +18,7 @@ BENCHMARKS: dict[str, str] = {
     "floor": "1, 10, 100 tables into one PostgreSQL with a restart and a cut: ingest rate, pool-update latency",
     "shuffle": "the shuffle alarm: false alarms over 7-riffle decks, detection of 0, 1 and 2 riffles",
     "report": "the shift report: a gaming day of one table, and 100 tables from the floor store",
+    "floordays": "the floor's gaming-day archive: time to archive a day, search on its partition vs its file",
     "gamingday": "the gaming day's rollover: how long the table's lock is held, by the day's size",
 }
 

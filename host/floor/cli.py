@@ -81,15 +81,14 @@ def _store(cfg: Any) -> Any:
     from .days import DayRule
     from .store import FloorStore
 
-    if cfg.postgres:
-        store = FloorStore.postgres(cfg.postgres)
-    elif cfg.pg_dir is not None:
-        store = FloorStore.postgres(_pg_start(Path(cfg.pg_dir))[0].dsn)
-    else:
-        store = FloorStore.sqlite(cfg.sqlite if cfg.sqlite is not None else "floor.sqlite")
+    rule = None
     if getattr(cfg, "day_ends", None) is not None or getattr(cfg, "zone", None) is not None:
-        store.set_day_rule(DayRule(cfg.day_ends or store.day_rule.ends, cfg.zone))
-    return store
+        rule = DayRule(cfg.day_ends or "06:00", cfg.zone)
+    if cfg.postgres:
+        return FloorStore.postgres(cfg.postgres, day_rule=rule)
+    if cfg.pg_dir is not None:
+        return FloorStore.postgres(_pg_start(Path(cfg.pg_dir))[0].dsn, day_rule=rule)
+    return FloorStore.sqlite(cfg.sqlite if cfg.sqlite is not None else "floor.sqlite", day_rule=rule)
 
 
 def _pg_start(directory: Path) -> tuple[Any, str]:

@@ -272,7 +272,7 @@ class FloorStore:
     """The floor's database. Thread-safe: each transaction takes a connection of its own
     (PostgreSQL) or the one connection under a lock (SQLite)."""
 
-    def __init__(self, kind: str, target: str, *, pool_size: int = 8) -> None:
+    def __init__(self, kind: str, target: str, *, pool_size: int = 8, day_rule: DayRule | None = None) -> None:
         self.kind = kind
         self.target = target
         self._sqlite_lock = threading.Lock()
@@ -292,6 +292,13 @@ class FloorStore:
             row = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("day_rule",))
             if row:
                 self.day_rule = DayRule.from_meta(str(row[0][0]))
+            if day_rule is not None and day_rule != self.day_rule:
+                # The floor's file names the rule: kept before any stream (or a store moved to
+                # schema 3 below) is given its day by it.
+                day_rule.checked()
+                tx.q("DELETE FROM floor_meta WHERE key = %s", ("day_rule",))
+                tx.q("INSERT INTO floor_meta (key, value) VALUES (%s, %s)", ("day_rule", day_rule.to_meta()))
+                self.day_rule = day_rule
             row = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("schema",))
             if row and row[0][0] not in ("1", "2", str(SCHEMA_VERSION)):
                 raise StoreUnavailable(f"floor store {target}: schema {row[0][0]}, this floor reads {SCHEMA_VERSION}")
@@ -369,7 +376,10 @@ class FloorStore:
         (workers, `cardshoe floor days`) then reads the same. Streams already given a day keep it."""
         rule.checked()
         with self._tx() as tx:
-            if tx.q("SELECT value FROM floor_meta WHERE key = %s", ("day_rule",)):
+            held = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("day_rule",))
+            if held and held[0][0] == rule.to_meta():
+                pass  # unchanged: nothing written (a floor pointed at a standby reads only)
+            elif held:
                 tx.q("UPDATE floor_meta SET value = %s WHERE key = %s", (rule.to_meta(), "day_rule"))
             else:
                 tx.q("INSERT INTO floor_meta (key, value) VALUES (%s, %s)", ("day_rule", rule.to_meta()))
@@ -380,14 +390,15 @@ class FloorStore:
         self._days_ready.discard(day)
 
     @classmethod
-    def sqlite(cls, path: str | Path) -> FloorStore:
-        """An embedded store in one SQLite file (a small room)."""
-        return cls("sqlite", str(path))
+    def sqlite(cls, path: str | Path, *, day_rule: DayRule | None = None) -> FloorStore:
+        """An embedded store in one SQLite file (a small room). `day_rule`: the floor's gaming
+        day, kept in the store (None: the store's, 06:00 local for a new one)."""
+        return cls("sqlite", str(path), day_rule=day_rule)
 
     @classmethod
-    def postgres(cls, dsn: str, *, pool_size: int = 8) -> FloorStore:
+    def postgres(cls, dsn: str, *, pool_size: int = 8, day_rule: DayRule | None = None) -> FloorStore:
         """A store on a PostgreSQL server (`dsn`: a libpq connection string or URL)."""
-        return cls("postgres", dsn, pool_size=pool_size)
+        return cls("postgres", dsn, pool_size=pool_size, day_rule=day_rule)
 
     # -- connections -------------------------------------------------------------------
     @contextmanager

@@ -266,10 +266,8 @@ def test_a_store_made_before_partitions_opens_with_every_row(kind: str, tmp_path
     a, b = "T1.dddddddddddd", "T2.eeeeeeeeeeee"
     streams = {a: day_stream(a, at(d1, "09:00"), 4), b: day_stream(b, at(d2, "05:30"), 2, close=False)}
     _old_store(kind, target, streams)
-    # The floor's rule is written to the store before the move, as `serve` does with its file.
-    with (sqlite3.connect(target) if kind == "sqlite" else __import__("psycopg").connect(target)) as conn:
-        conn.execute("INSERT INTO floor_meta VALUES ('day_rule', '{\"ends\": \"06:00\", \"zone\": \"UTC\"}')")
-    store = FloorStore.sqlite(target) if kind == "sqlite" else FloorStore.postgres(target)
+    # Opened with the floor's rule (its file's, as `serve` opens it): the streams' days follow it.
+    store = FloorStore.sqlite(target, day_rule=UTC6) if kind == "sqlite" else FloorStore.postgres(target, day_rule=UTC6)
     try:
         assert store.count_entries(a) == 21 and store.count_entries(b) == 10
         assert len(store.search_rounds(limit=100)) == 6
