@@ -311,6 +311,7 @@ def archive_day(store: FloorStore, day: str, to: Path, *, include_open: bool = F
     to = Path(to).resolve()
     names = {p: partition_name(p, day) for p in ("entries", "rounds")}
     with store._tx() as tx:
+        tx.q("SELECT pg_advisory_xact_lock(24002)")  # not while a partition is being made (`ensure_days_tx`)
         got = tx.q("SELECT state, file FROM floor_days WHERE day = %s FOR UPDATE", (day,))
         if got and got[0][0] == "archived":
             raise DaysRefused("day", f"gaming day {day} is archived already, to {got[0][1]}")

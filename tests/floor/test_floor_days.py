@@ -386,3 +386,30 @@ def test_a_day_is_archived_while_a_serving_floor_ingests_another(pg_cluster: PgC
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait(10)
+
+
+def test_the_floors_file_names_the_gaming_day_and_a_wrong_one_is_named(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from cardshoe import cli
+    from cardshoe.floor.config import ConfigError, load_floor_config
+
+    path = tmp_path / "floor.toml"
+    path.write_text(f'[floor]\nsqlite = "{tmp_path / "f.sqlite"}"\nday_ends = "6am"\n')
+    with pytest.raises(ConfigError, match="floor.day_ends"):
+        load_floor_config(path)
+    path.write_text(f'[floor]\nsqlite = "{tmp_path / "f.sqlite"}"\nday_ends = "06:00"\nzone = "Mars/Olympus"\n')
+    with pytest.raises(ConfigError, match="floor.zone"):
+        load_floor_config(path)
+    path.write_text(f'[floor]\nsqlite = "{tmp_path / "f.sqlite"}"\nday_ends = "04:30"\nzone = "UTC"\ndays_ahead = 0\n')
+    with pytest.raises(ConfigError, match="floor.days_ahead"):
+        load_floor_config(path)
+    path.write_text(f'[floor]\nsqlite = "{tmp_path / "f.sqlite"}"\nday_ends = "04:30"\nzone = "UTC"\n')
+    assert cli.main(["floor", "days", "ahead", "--config", str(path)]) == 0
+    assert "not partitioned" in json.loads(capsys.readouterr().out)["note"]
+    assert cli.main(["floor", "days", "list", "--config", str(path)]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert (listed["partitioned"], listed["day_ends"], listed["zone"]) == (False, "04:30", "UTC")
+    assert cli.main(["floor", "days", "archive", "--config", str(path), "--day", "2020-01-01", "--to",
+                     str(tmp_path / "x.sqlite")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "SQLite" in err
