@@ -182,6 +182,7 @@ def main(argv: list[str]) -> int:
 
 def _days(args: argparse.Namespace) -> int:
     from .days import archive_day, days_ahead, list_days
+    from .store import StoreUnavailable
 
     cfg = _config(args)
     if args.action == "archive" and (args.day is None or args.to is None):
@@ -200,6 +201,9 @@ def _days(args: argparse.Namespace) -> int:
             print(json.dumps(list_days(store), indent=2))
     except FloorRefusal as exc:
         print(f"cardshoe floor days {args.action}: {exc.field}: {exc.message}", file=sys.stderr)
+        return 1
+    except StoreUnavailable as exc:
+        print(f"cardshoe floor days {args.action}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     finally:
         store.close()

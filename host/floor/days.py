@@ -172,8 +172,10 @@ def ensure_days(store: FloorStore, days: Iterable[str]) -> list[str]:
 def ensure_days_tx(tx: Any, days: Iterable[str]) -> list[str]:
     """`ensure_days` in the caller's transaction (PostgreSQL)."""
     made: list[str] = []
-    # One maker at a time across the floor's processes (workers, `days ahead`).
+    # One maker at a time across the floor's processes (workers, `days ahead`); and never a long
+    # wait behind a reader: a lock not had in 10 s fails the transaction (the table ships again).
     tx.q("SELECT pg_advisory_xact_lock(24002)")
+    tx.q("SET LOCAL lock_timeout = '10s'")
     archived = {str(r[0]) for r in tx.q("SELECT day FROM floor_days")}
     held = _partitions(tx)
     for day in sorted({parse_day(d).isoformat() for d in days}):
@@ -188,7 +190,10 @@ def ensure_days_tx(tx: Any, days: Iterable[str]) -> list[str]:
                 raise DaysRefused("day", f"a table {name} exists but is not a partition of {parent} (a "
                                          "detached day not archived yet: see `cardshoe floor days list`)")
             # Dates checked by parse_day: safe to write into the statement (DDL takes no parameters).
-            tx.q(f"CREATE TABLE {name} PARTITION OF {parent} FOR VALUES FROM ('{day}') TO ('{_next(day)}')")
+            # Made apart and attached: ATTACH takes SHARE UPDATE EXCLUSIVE on the parent, which
+            # lets the floor read and write it meanwhile (CREATE ... PARTITION OF would lock it whole).
+            tx.q(f"CREATE TABLE {name} (LIKE {parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
+            tx.q(f"ALTER TABLE {parent} ATTACH PARTITION {name} FOR VALUES FROM ('{day}') TO ('{_next(day)}')")
             fresh = True
         if fresh:
             made.append(day)

@@ -286,6 +286,10 @@ class FloorStore:
         """The floor's gaming day (`[floor] day_ends`, `zone`), kept in `floor_meta` (`set_day_rule`)."""
         self._days_ready: set[str] = set()
         with self._tx() as tx:
+            if kind == "postgres":
+                # The floor's processes open the store together (workers): one at a time here,
+                # so a schema made or moved by one is seen whole by the next.
+                tx.q("SELECT pg_advisory_xact_lock(24001)")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     tx.q(statement)

@@ -101,6 +101,10 @@ def test_partitions_are_made_ahead_from_the_floors_gaming_day(pg: FloorStore) ->
                    " WHERE i.indrelid = 'entries'::regclass AND i.indisprimary")[0][0]
     assert kinds == {"entries": "p", "rounds": "p"}
     assert sorted(key) == ["day", "entry_id", "table_name"]
+    with pg._tx() as tx:  # each day's partition holds the key too (what ON CONFLICT meets)
+        unique = tx.q("SELECT indexdef FROM pg_indexes WHERE tablename = 'entries_d20310310' AND indexdef LIKE"
+                      " 'CREATE UNIQUE INDEX%%'")
+    assert len(unique) == 1 and "(table_name, entry_id, day)" in unique[0][0], unique
 
 
 def test_an_entry_lands_in_its_streams_day_and_sent_again_is_not_doubled(pg: FloorStore) -> None:
