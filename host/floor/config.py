@@ -4,6 +4,8 @@
 [floor]
 listen = "0.0.0.0:8700"                       # HOST:PORT (port 0: the kernel picks one)
 pg_dir = "/var/lib/cardshoe/floor-pg"         # or: postgres = "DSN", or: sqlite = "FILE" (default)
+# read_only = true                            # a hot standby's floor (postgres = the standby's DSN):
+                                              # reads only, every write answered 503 FloorReadOnly
 signing_key = "/etc/cardshoe/floor/signing.key"   # the floor's Ed25519 key (made 0600 if absent)
 
 [links.megalink-tcp]                          # one section per linked progressive
@@ -66,6 +68,8 @@ class FloorConfig:
     postgres: str | None = None
     pg_dir: Path | None = None
     signing_key: Path = Path("floor.signing-key")
+    read_only: bool = False
+    """Serve reads from a hot standby (`postgres` its DSN) and refuse every write (issue 24 item 3)."""
     links: list[LinkSettings] = field(default_factory=list)
     roles: dict[str, list[Path]] = field(default_factory=dict)
     tables: dict[str, TableEntry] = field(default_factory=dict)
@@ -129,8 +133,9 @@ def load_floor_config(path: Path) -> FloorConfig:
     cfg = FloorConfig()
     floor = data.get("floor", {})
     for key in floor:
-        if key not in ("listen", "sqlite", "postgres", "pg_dir", "signing_key"):
-            raise ConfigError(f"floor.{key}: unknown setting (known: listen, sqlite, postgres, pg_dir, signing_key)")
+        if key not in ("listen", "sqlite", "postgres", "pg_dir", "signing_key", "read_only"):
+            raise ConfigError(f"floor.{key}: unknown setting (known: listen, sqlite, postgres, pg_dir, signing_key, "
+                              "read_only)")
     if (listen := _get(floor, "listen", str, "floor")) is not None:
         cfg.listen = listen
     stores = [k for k in ("sqlite", "postgres", "pg_dir") if k in floor]
@@ -143,6 +148,10 @@ def load_floor_config(path: Path) -> FloorConfig:
     if (v := _get(floor, "pg_dir", str, "floor")) is not None:
         cfg.pg_dir = _path(base, v)
     cfg.signing_key = _path(base, _get(floor, "signing_key", str, "floor") or "floor.signing-key")
+    cfg.read_only = bool(_get(floor, "read_only", bool, "floor"))
+    if cfg.read_only and cfg.postgres is None:
+        raise ConfigError("floor.read_only: a read-only floor reads a hot standby: give floor.postgres = the "
+                          "standby's DSN (cardshoe floor pg start DIR --standby prints it)")
     for name, link in data.get("links", {}).items():
         if not isinstance(link, dict):
             raise ConfigError(f"links.{name}: expected a section (reset, rate_ppm, start)")
