@@ -144,7 +144,14 @@ class PgCluster:
         why = self.fenced()
         if why is not None:
             raise PgStartRefused(f"{self.data} is fenced ({self.data / FENCE}): {why}")
-        for _ in range(5):
+        import time
+
+        log_file = self.directory / "server.log"
+        crashed_until = time.monotonic() + 30
+        tries = 0
+        while tries < 5:
+            tries += 1
+            since = log_file.stat().st_size if log_file.exists() else 0
             if not self.port:
                 # Without TCP the number only names the socket file in our own directory.
                 self.port = _free_port() if self.tcp else _SOCKET_ONLY_PORT
@@ -155,9 +162,19 @@ class PgCluster:
                               "-t", "60", "-o", options, "start"], check=False)
             if done.returncode == 0:
                 return
-            log = (self.directory / "server.log").read_text(errors="replace")[-2000:]
+            with open(log_file, "rb") as f:
+                f.seek(since)
+                log = f.read().decode(errors="replace")[-2000:]
             if "could not bind" in log or "Address already in use" in log:
                 self.port = 0  # someone took the port between our look and the server's bind
+                continue
+            if ("pre-existing shared memory block" in log or 'lock file "postmaster.pid" already exists' in log) \
+                    and time.monotonic() < crashed_until:
+                # A killed postmaster's backends end when they notice it gone (until then they
+                # hold its shared memory), and its own PID stays taken until it is reaped:
+                # PostgreSQL refuses to start over either, for a moment.
+                tries -= 1
+                time.sleep(0.3)
                 continue
             raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()} {log}")
         raise RuntimeError("pg_ctl start: no free port after 5 tries")
@@ -380,7 +397,7 @@ class PgPair:
             raise RuntimeError(f"the primary {self.primary.data} does not run ({state})")
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 30
-        while self.primary.answers(1):
+        while self.primary.server_state()[0] in ("running", "foreign") or self.primary.answers(1):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the primary (PID {pid}) still answers 30 s after SIGKILL")
             time.sleep(0.05)

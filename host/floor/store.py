@@ -130,7 +130,7 @@ class StoreRefused(StoreUnavailable):
 GENERATION_KEY = "generation"
 
 #: The highest failover generation this process has seen, by the servers' system identifier
-#: (a primary and its standbys share one): a server below it is an old primary.
+#: (a primary and its standbys share one) and database: a server below it is an old primary.
 _SEEN_GENERATION: dict[str, int] = {}
 _SEEN_LOCK = threading.Lock()
 
@@ -450,6 +450,7 @@ class FloorStore:
             system = str(conn.execute("SELECT system_identifier FROM pg_control_system()").fetchone()[0])
         except psycopg.Error:  # a role without the right to read it: the DSN names the cluster
             system = "dsn:" + self.target
+        system += "/" + str(conn.info.dbname)
         generation = 1
         if conn.execute("SELECT to_regclass('floor_meta')").fetchone()[0] is not None:
             row = conn.execute("SELECT value FROM floor_meta WHERE key = %s", (GENERATION_KEY,)).fetchone()
