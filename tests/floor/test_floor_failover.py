@@ -35,11 +35,12 @@ from cardshoe import cli  # noqa: E402
 from cardshoe.floor.audit import audit, audit_store, rounds_of_journal  # noqa: E402
 from cardshoe.floor.pgserver import FENCE, PgCluster, PgPair, PgStartRefused  # noqa: E402
 from cardshoe.floor.progressive import LinkSettings  # noqa: E402
+from cardshoe.floor.settle import FloorSettler  # noqa: E402
 from cardshoe.floor.store import FloorStore, StoreRefused  # noqa: E402
 from cardshoe.journal import JournalReader  # noqa: E402
 from daemon_harness import Table, started_port, wait_for  # noqa: E402
 from floor_journal import MiniTable  # noqa: E402
-from floor_server import FLOOR_PUBKEY, TOKENS, keys_for, settler, write_config  # noqa: E402
+from floor_server import FLOOR_PUBKEY, SIGNER, TOKENS, keys_for, settler, write_config  # noqa: E402
 
 MTCP = "megalink-three-card-poker"
 RESET = 1_000_000
@@ -445,3 +446,66 @@ def test_the_primary_killed_mid_shift_the_standby_promoted_nothing_lost_or_doubl
         for t in tables:
             t.close()
         floor.close()
+
+
+def test_a_commit_the_standby_never_had_is_dropped_from_the_floors_cache_when_the_server_changes(
+        tmp_path: Path) -> None:
+    # A commit made on the primary alone (the standby away, the session's synchronous_commit
+    # local) is visible to the floor's other sessions and fed to the Rebuilder's cached core;
+    # the primary then dies and the standby, which never had it, is promoted. The core must
+    # not keep a round the new primary does not hold.
+    from cardshoe.floor.rebuild import Rebuilder
+
+    pair = PgPair.create(tcp=False)
+    table = MiniTable(tmp_path / "T1.sqlite")
+    try:
+        store = FloorStore.postgres(pair.writer_dsn)
+        store.configure_link(LINK)
+        rebuilder = Rebuilder(store, keys_for)
+        floor = FloorSettler(store, rebuilder, SIGNER)
+        r1 = table.play("4c 7d Jh", "Kd 6c 2h", "3s 8c")
+        made = floor.settle("mega", table.stream, r1, table.send(r1), table.entries(), head=table.head())
+        table.settle_with(r1, {**made.to_json(), "signed": made.signed()})
+        store.ingest(table.stream, table.entries(after=store.high_water(table.stream)), head=table.head())
+        kept = store.high_water(table.stream)
+        assert pair.standby is not None
+        pair.standby.stop("fast")
+        primary_only = FloorStore.postgres(pair.primary.dsn + " options='-c synchronous_commit=local'")
+        r2 = table.play("9h 8h 7h", "Kd 6c 2c", "6h 5h")
+        primary_only.ingest(table.stream, table.entries(after=kept), head=table.head())
+        primary_only.close()
+        lost = store.high_water(table.stream)
+        rebuilder.advance(table.stream, lost)
+        state = rebuilder.state(table.stream, lost)
+        state.lock.release()
+        assert lost > kept and r2 in state.core.rounds
+
+        pair.kill_primary()
+        assert pair.promote() == 2
+        wait_for(lambda: _answers(store), 60, "the floor's store on the new primary")
+        assert store.high_water(table.stream) == kept  # the commit the standby never had is gone
+        state = rebuilder.state(table.stream, kept, r1)
+        try:
+            assert r1 in state.core.rounds and r2 not in state.core.rounds and state.upto == kept
+        finally:
+            state.lock.release()
+        # The table ships it again (its journal holds it): settled on the new primary.
+        store.ingest(table.stream, table.entries(after=kept), head=table.head())
+        entry = table.send(r2)
+        made = floor.settle("mega", table.stream, r2, entry, table.entries(after=lost), head=table.head())
+        # Megalink 4.4: a Straight Flush takes 10% of the pool, which holds both rounds' 25.
+        assert [h.amount for h in made.hits] == [(START + 50) // 10] and made.pool_before == START + 25
+        store.close()
+    finally:
+        table.close()
+        pair.destroy()
+
+
+def _answers(store: FloorStore) -> bool:
+    from cardshoe.floor.store import StoreUnavailable
+
+    try:
+        store.links()
+        return True
+    except StoreUnavailable:
+        return False
