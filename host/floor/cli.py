@@ -2,8 +2,12 @@
 
     cardshoe floor serve --config floor.toml [--link NAME:RESET:RATE_PPM[:START]] [--listen HOST:PORT]
                          [--postgres DSN | --pg-dir DIR | --sqlite FILE] [--port-file PATH]
-    cardshoe floor pg start DIR      # initdb (first time) and start a PostgreSQL of this machine in DIR
+    cardshoe floor pg start DIR [--standby]   # initdb (first time) and start a PostgreSQL of this machine
+                                              # in DIR; --standby: a primary and its synchronous hot standby
     cardshoe floor pg stop DIR
+    cardshoe floor pg status DIR     # a pair: which is primary, replication state, lag, sync
+    cardshoe floor pg promote DIR    # a pair: fail over to the standby, fence the old primary
+    cardshoe floor pg standby DIR    # a pair after a promotion: the old primary made the new one's standby
     cardshoe floor audit --link NAME:RESET:RATE_PPM[:START] [--config floor.toml]
                          [--postgres DSN | --pg-dir DIR | --sqlite FILE] [TABLE=JOURNAL ...]
     cardshoe floor key --config floor.toml   # print the floor's Ed25519 public key
@@ -85,8 +89,14 @@ def _store(cfg: Any) -> Any:
     if getattr(cfg, "day_ends", None) is not None or getattr(cfg, "zone", None) is not None:
         rule = DayRule(cfg.day_ends or "06:00", cfg.zone)
     if cfg.postgres:
-        return FloorStore.postgres(cfg.postgres, day_rule=rule)
+        return FloorStore.postgres(cfg.postgres, day_rule=rule, read_only=bool(getattr(cfg, "read_only", False)))
     if cfg.pg_dir is not None:
+        from .pgserver import PgPair
+
+        if PgPair.exists(Path(cfg.pg_dir)):  # a primary and its standby: write through the pair's writer DSN
+            pair = PgPair.open(Path(cfg.pg_dir))
+            pair.ensure_started()
+            return FloorStore.postgres(pair.writer_dsn, day_rule=rule)
         return FloorStore.postgres(_pg_start(Path(cfg.pg_dir))[0].dsn, day_rule=rule)
     return FloorStore.sqlite(cfg.sqlite if cfg.sqlite is not None else "floor.sqlite", day_rule=rule)
 
@@ -107,6 +117,51 @@ def _pg_start(directory: Path) -> tuple[Any, str]:
     return cluster, done
 
 
+def _pg(args: argparse.Namespace) -> int:
+    """`cardshoe floor pg ACTION DIR`: one cluster, or a primary and its hot standby (a pair)."""
+    from .pgserver import PgCluster, PgPair, PgStartRefused
+
+    directory: Path = args.directory
+    pair = PgPair.exists(directory)
+    if args.action == "start" and (args.standby or pair):
+        if pair:
+            made = PgPair.open(directory)
+            done: Any = made.ensure_started()
+        else:
+            if (directory / "cardshoe-pg.json").exists():
+                raise PgStartRefused(f"{directory} holds a single cluster: --standby makes a pair in a new directory")
+            made, done = PgPair.create(directory, tcp=False), "created"
+        print(json.dumps({"writer_dsn": made.writer_dsn, "reader_dsn": made.reader_dsn, "primary": made.primary_name,
+                          "standby": made.standby_name, "generation": made.generation, "done": done}))
+        return 0
+    if args.action == "start":
+        cluster, done = _pg_start(directory)
+        print(json.dumps({"dsn": cluster.dsn, "tcp_dsn": cluster.tcp_dsn, "done": done}))
+        return 0
+    if args.action == "stop":
+        if pair:
+            PgPair.open(directory).stop()
+        else:
+            PgCluster(directory).stop()
+        return 0
+    if not pair:
+        raise PgStartRefused(f"{directory} holds no primary and standby: pg {args.action} is for a pair "
+                             f"(cardshoe floor pg start {directory} --standby)")
+    made = PgPair.open(directory)
+    if args.action == "status":
+        print(json.dumps(made.status(), indent=2))
+    elif args.action == "promote":
+        old = made.primary_name
+        generation = made.promote()
+        print(json.dumps({"primary": made.primary_name, "fenced": old, "generation": generation,
+                          "writer_dsn": made.writer_dsn, "done": "promoted"}))
+    else:
+        kept = made.rebuild_standby()
+        print(json.dumps({"primary": made.primary_name, "standby": made.standby_name, "old_data_kept": kept,
+                          "reader_dsn": made.reader_dsn, "done": "standby rebuilt"}))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     """Entry point of `cardshoe floor`."""
     parser = argparse.ArgumentParser(prog="cardshoe floor", description=__doc__,
@@ -124,11 +179,15 @@ def main(argv: list[str]) -> int:
     serve.add_argument("--link", type=parse_link, action="append", default=[], metavar="NAME:RESET:RATE_PPM[:START]")
     serve.add_argument("--listen", metavar="HOST:PORT",
                        help="the floor API's address (default 127.0.0.1:8700; PORT 0: a free port the kernel picks)")
+    serve.add_argument("--read-only", action="store_true",
+                       help="serve reads from a hot standby (--postgres its DSN), refuse every write (503)")
     serve.add_argument("--port-file", type=Path, metavar="PATH",
                        help="once the API listens, write its port number to PATH (a temp file renamed over it)")
     pg = sub.add_parser("pg", help="this machine's PostgreSQL for the floor (Debian's package)")
-    pg.add_argument("action", choices=("start", "stop"))
+    pg.add_argument("action", choices=("start", "stop", "status", "promote", "standby"))
     pg.add_argument("directory", type=Path)
+    pg.add_argument("--standby", action="store_true",
+                    help="start: a primary (DIR/a) and its synchronous hot standby (DIR/b) (docs/floor.md)")
     aud = sub.add_parser("audit", help="recompute every assignment, hit and pool from the floor's entries")
     aud.add_argument("--config", type=Path, help="the floor's file (its store, links and the tables' shoe keys)")
     store_args(aud)
@@ -152,14 +211,7 @@ def main(argv: list[str]) -> int:
 
     try:
         if args.command == "pg":
-            from .pgserver import PgCluster
-
-            if args.action == "start":
-                cluster, done = _pg_start(args.directory)
-                print(json.dumps({"dsn": cluster.dsn, "tcp_dsn": cluster.tcp_dsn, "done": done}))
-            else:
-                PgCluster(args.directory).stop()
-            return 0
+            return _pg(args)
         if args.command == "audit":
             return _audit(args)
         if args.command == "days":
@@ -208,6 +260,16 @@ def _days(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return 0
+
+
+def _primary_of(store: Any) -> str:
+    """ (the server the standby streams from), as the standby reports it; "" when it cannot say."""
+    try:
+        with store._tx() as tx:  # noqa: SLF001 - one read of the standby's own view
+            row = tx.q("SELECT sender_host, sender_port FROM pg_stat_wal_receiver")
+    except Exception:  # noqa: BLE001 - only a hint in a message
+        return ""
+    return f" (the server at {row[0][0]}:{row[0][1]})" if row and row[0][0] else ""
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -269,9 +331,14 @@ def _serve(args: argparse.Namespace) -> int:
     from .rebuild import Rebuilder
     from .settle import FloorSettler
     from .signing import FloorSigner
-    from .store import FloorStore
+    from .store import FloorStore, StoreRefused
 
     cfg = _config(args)
+    if getattr(args, "read_only", False):
+        cfg.read_only = True
+    if cfg.read_only and not cfg.postgres:
+        raise ConfigError("--read-only: a read-only floor reads a hot standby: give --postgres (or floor.postgres) "
+                          "the standby's DSN")
     try:
         guard = FloorGuard(cfg.tokens(read_token_file))
     except (TableConfigError, ValueError) as exc:
@@ -289,23 +356,34 @@ def _serve(args: argparse.Namespace) -> int:
         sock = bind_api(host, port, "--listen")
     except ListenError as exc:
         raise SystemExit(f"cardshoe floor: {exc}") from None
-    store = _store(cfg)
-    for link in cfg.links:
-        store.configure_link(link)
-    if store.kind == "postgres":
-        from .days import days_ahead
+    try:
+        store = _store(cfg)
+    except StoreRefused as exc:  # a standby named as a writer's store: one line naming it
+        raise SystemExit(f"cardshoe floor: {exc}") from None
+    read_only: str | None = None
+    if cfg.read_only:
+        # A standby is never written: no link configured, no table created, no settlement.
+        read_only = ("this floor is read-only: it serves a hot standby's copy (surveillance's reads); "
+                     f"writes go to the floor on the primary{_primary_of(store)}")
+        settle_store = store
+    else:
+        for link in cfg.links:
+            store.configure_link(link)
+        if store.kind == "postgres":
+            from .days import days_ahead
 
-        days_ahead(store, cfg.days_ahead)  # the gaming days' partitions, made before any table ships
-    # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
-    settle_store = FloorStore.postgres(store.target, pool_size=4) if store.kind == "postgres" else store
+            days_ahead(store, cfg.days_ahead)  # the gaming days' partitions, made before any table ships
+        # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
+        settle_store = FloorStore.postgres(store.target, pool_size=4) if store.kind == "postgres" else store
     settler = FloorSettler(settle_store, Rebuilder(settle_store, cfg.key_lookup), signer)
-    app = create_floor_app(store, guard, settler, link_of=cfg.link_of, public_key=signer.public_key)
+    app = create_floor_app(store, guard, settler, link_of=cfg.link_of, public_key=signer.public_key,
+                           read_only=read_only)
     if args.port_file is not None:
         try:
             write_port_file(args.port_file, bound_port(sock))
         except ListenError as exc:
             raise SystemExit(f"cardshoe floor: {exc}") from None
-    print(f"cardshoe floor: {store.kind} store, links {', '.join(l['link'] for l in store.links()) or 'none'}, "
+    print(f"cardshoe floor: {store.kind} store{' (read-only)' if read_only else ''}, links {', '.join(l['link'] for l in store.links()) or 'none'}, "
           f"{len(cfg.tables)} tables, key {signer.public_key.hex()}, {url_of(sock)}/floor", file=sys.stderr,
           flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])

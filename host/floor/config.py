@@ -4,6 +4,8 @@
 [floor]
 listen = "0.0.0.0:8700"                       # HOST:PORT (port 0: the kernel picks one)
 pg_dir = "/var/lib/cardshoe/floor-pg"         # or: postgres = "DSN", or: sqlite = "FILE" (default)
+# read_only = true                            # a hot standby's floor (postgres = the standby's DSN):
+                                              # reads only, every write answered 503 FloorReadOnly
 signing_key = "/etc/cardshoe/floor/signing.key"   # the floor's Ed25519 key (made 0600 if absent)
 day_ends = "06:00"                            # the local hour the gaming day ends (the tables' [journal] day_ends)
 zone = "Asia/Singapore"                       # its time zone (default: the floor host's local time)
@@ -73,6 +75,8 @@ class FloorConfig:
     """`[floor] day_ends`: None keeps the store's (06:00 for a new store)."""
     zone: str | None = None
     days_ahead: int = 7
+    read_only: bool = False
+    """Serve reads from a hot standby (`postgres` its DSN) and refuse every write (issue 24 item 3)."""
     links: list[LinkSettings] = field(default_factory=list)
     roles: dict[str, list[Path]] = field(default_factory=dict)
     tables: dict[str, TableEntry] = field(default_factory=dict)
@@ -108,7 +112,8 @@ class FloorConfig:
         return None if entry is None else entry.link
 
 
-_FLOOR_KEYS = ("listen", "sqlite", "postgres", "pg_dir", "signing_key", "day_ends", "zone", "days_ahead")
+_FLOOR_KEYS = ("listen", "sqlite", "postgres", "pg_dir", "signing_key", "day_ends", "zone", "days_ahead",
+               "read_only")
 
 
 def _get(section: dict[str, Any], key: str, kind: type, where: str) -> Any:
@@ -166,6 +171,10 @@ def load_floor_config(path: Path) -> FloorConfig:
         if not 1 <= ahead <= 366:
             raise ConfigError(f"floor.days_ahead: {ahead}: 1 to 366 days")
         cfg.days_ahead = ahead
+    cfg.read_only = bool(_get(floor, "read_only", bool, "floor"))
+    if cfg.read_only and cfg.postgres is None:
+        raise ConfigError("floor.read_only: a read-only floor reads a hot standby: give floor.postgres = the "
+                          "standby's DSN (cardshoe floor pg start DIR --standby prints it)")
     for name, link in data.get("links", {}).items():
         if not isinstance(link, dict):
             raise ConfigError(f"links.{name}: expected a section (reset, rate_ppm, start)")

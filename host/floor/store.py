@@ -48,7 +48,7 @@ from cardshoe.journal import chain as journal_chain
 from .days import ENTRY_COLUMNS, ROUND_COLUMNS, DayArchived, DayRule
 from .progressive import Assignment, FloorRefusal, Hit, LinkSettings, PoolState, assign, prepare
 
-__all__ = ["FloorStore", "StoreUnavailable", "AssignmentConflict", "RoundWithdrawn", "UnknownLink", "ShippedEntry",
+__all__ = ["FloorStore", "StoreUnavailable", "StoreRefused", "GENERATION_KEY", "AssignmentConflict", "RoundWithdrawn", "UnknownLink", "ShippedEntry",
            "SCHEMA_VERSION", "JournalRefused", "UnknownTable", "stream_genesis", "Signer"]
 
 SCHEMA_VERSION = 3
@@ -133,6 +133,22 @@ def stream_genesis(stream: str) -> str:
 
 class StoreUnavailable(ConnectionError):
     """The store could not be reached or its transaction failed for want of it (retry later)."""
+
+
+class StoreRefused(StoreUnavailable):
+    """The server reached is not one this floor may write to: a standby in recovery, or an old
+    primary whose failover generation is below one this process has seen (docs/floor.md,
+    "Failover"). The message names the server."""
+
+
+#: The floor_meta key of the failover generation (`cardshoe floor pg promote` bumps it on the
+#: new primary; `cardshoe.floor.pgserver.GENERATION_KEY`).
+GENERATION_KEY = "generation"
+
+#: The highest failover generation this process has seen, by the servers' system identifier
+#: (a primary and its standbys share one) and database: a server below it is an old primary.
+_SEEN_GENERATION: dict[str, int] = {}
+_SEEN_LOCK = threading.Lock()
 
 
 class AssignmentConflict(FloorRefusal):
@@ -272,9 +288,18 @@ class FloorStore:
     """The floor's database. Thread-safe: each transaction takes a connection of its own
     (PostgreSQL) or the one connection under a lock (SQLite)."""
 
-    def __init__(self, kind: str, target: str, *, pool_size: int = 8, day_rule: DayRule | None = None) -> None:
+    def __init__(self, kind: str, target: str, *, pool_size: int = 8, day_rule: DayRule | None = None,
+                 read_only: bool = False) -> None:
         self.kind = kind
         self.target = target
+        self.read_only = read_only
+        self.server: tuple[str, ...] | None = None
+        """The PostgreSQL server the last connection reached (system id, address, start time)."""
+        self.server_epoch = 0
+        """Counts the changes of `server` (a failover, a restart): caches of the store's
+        content (the Rebuilder's cores, the report's readers) are dropped when it moves, since
+        what one server showed (a commit a crashed primary never sent its standby) the next
+        may not hold."""
         self._sqlite_lock = threading.Lock()
         self._sqlite_conn: sqlite3.Connection | None = None
         self._pg: queue.LifoQueue[Any] = queue.LifoQueue()
@@ -285,6 +310,9 @@ class FloorStore:
         self.day_rule = DayRule()
         """The floor's gaming day (`[floor] day_ends`, `zone`), kept in `floor_meta` (`set_day_rule`)."""
         self._days_ready: set[str] = set()
+        if read_only:
+            self._check_schema()
+            return
         with self._tx() as tx:
             if kind == "postgres":
                 # The floor's processes open the store together (workers): one at a time here,
@@ -400,9 +428,29 @@ class FloorStore:
         return cls("sqlite", str(path), day_rule=day_rule)
 
     @classmethod
-    def postgres(cls, dsn: str, *, pool_size: int = 8, day_rule: DayRule | None = None) -> FloorStore:
-        """A store on a PostgreSQL server (`dsn`: a libpq connection string or URL)."""
-        return cls("postgres", dsn, pool_size=pool_size, day_rule=day_rule)
+    def postgres(cls, dsn: str, *, pool_size: int = 8, day_rule: DayRule | None = None,
+                 read_only: bool = False) -> FloorStore:
+        """A store on a PostgreSQL server (`dsn`: a libpq connection string or URL; several
+        hosts with `target_session_attrs=read-write` follow the primary through a failover).
+        `read_only`: a hot standby's copy, read and never written (no table is created, every
+        transaction is read-only); otherwise a standby is refused (StoreRefused)."""
+        return cls("postgres", dsn, pool_size=pool_size, day_rule=day_rule, read_only=read_only)
+
+    def _check_schema(self) -> None:
+        import psycopg
+
+        try:
+            with self._tx() as tx:
+                row = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("schema",))
+                rule = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("day_rule",))
+        except psycopg.errors.UndefinedTable:
+            raise StoreUnavailable(f"floor store {self.target}: no floor store there (no floor_meta): a read-only "
+                                   "floor reads a store a floor on the primary made") from None
+        if not row or row[0][0] != str(SCHEMA_VERSION):
+            raise StoreUnavailable(f"floor store {self.target}: schema {row[0][0] if row else 'none'}, this floor "
+                                   f"reads {SCHEMA_VERSION}")
+        if rule:
+            self.day_rule = DayRule.from_meta(str(rule[0][0]))  # the primary's floor keeps it
 
     # -- connections -------------------------------------------------------------------
     @contextmanager
@@ -461,11 +509,88 @@ class FloorStore:
             except queue.Empty:
                 raise StoreUnavailable("floor store: every connection busy for 30 s") from None
         try:
-            return psycopg.connect(self.target, autocommit=True, connect_timeout=5)
+            return self._pg_connect()
+        except StoreUnavailable:
+            with self._pg_lock:
+                self._pg_made -= 1
+            raise
         except psycopg.Error as exc:
             with self._pg_lock:
                 self._pg_made -= 1
             raise StoreUnavailable(f"floor store: cannot connect: {exc}".strip()) from exc
+
+    def _pg_connect(self) -> Any:
+        """A connection to a server this floor may use (`_check_server`). With several hosts in
+        the DSN, a server refused (an old primary started again by hand) does not end the
+        search: each host is tried in turn, as libpq does, with the same checks."""
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        conn = psycopg.connect(self.target, autocommit=True, connect_timeout=5)
+        try:
+            self._check_server(conn)
+            return conn
+        except StoreRefused as exc:
+            conn.close()
+            refused = exc
+        params = conninfo_to_dict(self.target)
+        hosts = str(params.get("host") or "").split(",")
+        ports = str(params.get("port") or "").split(",")
+        for i, host in enumerate(hosts if len(hosts) > 1 else []):
+            port = ports[i] if len(ports) == len(hosts) else (ports[0] if ports != [""] else None)
+            one = make_conninfo("", **{**params, "host": host, **({"port": port} if port else {})})
+            try:
+                conn = psycopg.connect(one, autocommit=True, connect_timeout=5)
+            except psycopg.Error:
+                continue
+            try:
+                self._check_server(conn)
+                return conn
+            except StoreRefused:
+                conn.close()
+            except BaseException:
+                conn.close()
+                raise
+        raise refused
+
+    def _check_server(self, conn: Any) -> None:
+        """Refuse a server this floor may not use: a standby in recovery for a floor that
+        writes (`pg_is_in_recovery()`), or one whose failover generation (floor_meta) is below
+        the highest this process has seen of its cluster (an old primary, fenced file removed
+        and started by hand, which lost what the new primary took since). Notes the server, so
+        caches are dropped when it changes; a read-only floor's connection is made read-only."""
+        import psycopg
+
+        where = f"{conn.info.host}:{conn.info.port}"
+        in_recovery, started = conn.execute("SELECT pg_is_in_recovery(), pg_postmaster_start_time()::text").fetchone()
+        try:
+            system = str(conn.execute("SELECT system_identifier FROM pg_control_system()").fetchone()[0])
+        except psycopg.Error:  # a role without the right to read it: the DSN names the cluster
+            system = "dsn:" + self.target
+        system += "/" + str(conn.info.dbname)
+        generation = 1
+        if conn.execute("SELECT to_regclass('floor_meta')").fetchone()[0] is not None:
+            row = conn.execute("SELECT value FROM floor_meta WHERE key = %s", (GENERATION_KEY,)).fetchone()
+            generation = int(row[0]) if row and str(row[0]).isdigit() else 1
+        if self.read_only:
+            conn.execute("SET default_transaction_read_only = on")
+        else:
+            if in_recovery:
+                raise StoreRefused(f"floor store: the server at {where} is a standby in recovery "
+                                   "(pg_is_in_recovery()): a floor that writes needs the primary (give the pair's "
+                                   "writer DSN), or set [floor] read_only = true to serve reads from it")
+            with _SEEN_LOCK:
+                seen = _SEEN_GENERATION.get(system, 0)
+                if generation < seen:
+                    raise StoreRefused(f"floor store: the server at {where} is at failover generation {generation}, "
+                                       f"below generation {seen} this floor process has seen: an old primary after "
+                                       "a failover, refused as a writer (docs/floor.md, \"Failover\")")
+                _SEEN_GENERATION[system] = generation
+        server = (system, where, str(started))
+        with self._pg_lock:
+            if server != self.server:
+                self.server = server
+                self.server_epoch += 1
 
     def _drop_idle(self) -> None:
         while True:
@@ -547,6 +672,13 @@ class FloorStore:
             reset, rate, pool, carry, seq = (int(x) for x in row[0])
             settings = LinkSettings(link_name, reset, rate)
             rid = round_json.get("round_id")
+            if entry is not None and chain is not None and self.kind == "postgres":
+                # The round was rebuilt from entries read earlier, perhaps on a server that has
+                # since gone (a failover): the server committing this must hold the same journal
+                # up to `entry`, which the chain value at `entry` pins.
+                if self._chains(tx, table, [entry]).get(entry) != chain:
+                    raise StoreUnavailable(f"floor store: the server does not hold entry {entry} of {table} as the "
+                                           "round was rebuilt from (it changed during the settlement): ask again")
             before = tx.q("SELECT body, signature FROM assignments WHERE table_name = %s AND round_id = %s",
                           (table, str(rid)))
             made = assign(settings, PoolState(pool, carry, seq), table, round_json, prepared)
