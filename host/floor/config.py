@@ -5,6 +5,7 @@
 listen = "0.0.0.0:8700"                       # HOST:PORT (port 0: the kernel picks one)
 pg_dir = "/var/lib/cardshoe/floor-pg"         # or: postgres = "DSN", or: sqlite = "FILE" (default)
 signing_key = "/etc/cardshoe/floor/signing.key"   # the floor's Ed25519 key (made 0600 if absent)
+workers = 2                                   # API processes on the one socket (PostgreSQL only; default 1)
 
 [links.megalink-tcp]                          # one section per linked progressive
 reset = 5000000                               # minor units
@@ -39,7 +40,10 @@ from typing import Any, Callable
 from .auth import Credential
 from .progressive import FloorRefusal, LinkSettings
 
-__all__ = ["ConfigError", "FloorConfig", "TableEntry", "load_floor_config"]
+__all__ = ["ConfigError", "FloorConfig", "TableEntry", "load_floor_config", "MAX_WORKERS"]
+
+#: The most API processes `workers` may ask for (each holds up to 12 database connections).
+MAX_WORKERS = 32
 
 
 class ConfigError(ValueError):
@@ -66,6 +70,7 @@ class FloorConfig:
     postgres: str | None = None
     pg_dir: Path | None = None
     signing_key: Path = Path("floor.signing-key")
+    workers: int = 1
     links: list[LinkSettings] = field(default_factory=list)
     roles: dict[str, list[Path]] = field(default_factory=dict)
     tables: dict[str, TableEntry] = field(default_factory=dict)
@@ -129,10 +134,15 @@ def load_floor_config(path: Path) -> FloorConfig:
     cfg = FloorConfig()
     floor = data.get("floor", {})
     for key in floor:
-        if key not in ("listen", "sqlite", "postgres", "pg_dir", "signing_key"):
-            raise ConfigError(f"floor.{key}: unknown setting (known: listen, sqlite, postgres, pg_dir, signing_key)")
+        if key not in ("listen", "sqlite", "postgres", "pg_dir", "signing_key", "workers"):
+            raise ConfigError(f"floor.{key}: unknown setting (known: listen, sqlite, postgres, pg_dir, signing_key, "
+                              "workers)")
     if (listen := _get(floor, "listen", str, "floor")) is not None:
         cfg.listen = listen
+    if (workers := _get(floor, "workers", int, "floor")) is not None:
+        if not 1 <= workers <= MAX_WORKERS:
+            raise ConfigError(f"floor.workers: API processes, 1..{MAX_WORKERS}, got {workers}")
+        cfg.workers = workers
     stores = [k for k in ("sqlite", "postgres", "pg_dir") if k in floor]
     if len(stores) > 1:
         raise ConfigError(f"floor.{stores[1]}: give one store (sqlite, postgres or pg_dir), not {' and '.join(stores)}")
