@@ -75,7 +75,7 @@ def deal(directory: Path, tables: int, rounds: int) -> dict[str, list[dict[str, 
 
 def run(cluster: PgCluster, directory: Path, workers: int, requests: dict[str, list[dict[str, Any]]]) -> None:
     dsn = fresh_database(cluster)
-    config = write_config(directory / f"floor-{workers}", tables=tuple(requests),
+    config = write_config(Path(tempfile.mkdtemp(prefix=f"floor-{workers}-", dir=directory)), tables=tuple(requests),
                           links=f"[links.mega]\nreset = {RESET}\nrate_ppm = 50000\nstart = 3000000\n",
                           store=f'postgres = "{dsn}"\nlisten = "127.0.0.1:0"')
     port_file = config.parent / "floor.port"
@@ -167,6 +167,7 @@ def main() -> int:
         print(f"dealt {args.tables} tables x {args.rounds} rounds in {time.perf_counter() - t0:.1f} s "
               f"(cpus: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f})", flush=True)
         for w in (int(x) for x in args.workers.split(",")):
+            print(f"load average {os.getloadavg()[0]:.1f}: ", end="", flush=True)
             run(cluster, directory, w, requests)
     finally:
         cluster.destroy()
