@@ -294,3 +294,11 @@ def test_sigterm_stops_the_parent_and_every_worker(floor: Floor) -> None:
     with pytest.raises(httpx.TransportError):
         httpx.get(floor.base + "/public-key", timeout=10)
     assert "SIGTERM: stopping 2 workers" in floor.stop()
+
+
+def test_workers_do_not_outlive_a_parent_killed_outright(floor: Floor) -> None:
+    # SIGKILL gives the parent no chance to stop them: Linux's parent-death signal does.
+    workers = set(floor.workers)
+    os.kill(floor.proc.pid, signal.SIGKILL)
+    floor.proc.wait(60)
+    wait_for("every worker gone", lambda: not any(alive(p) for p in workers), timeout=60)
