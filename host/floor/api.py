@@ -7,12 +7,14 @@ the floor `supervisor` configures links, withdraws any table's round and clears 
 round is settled by its id from the journal the floor holds (`cardshoe.floor.settle`), never
 from a file a table sends. A store that cannot be reached answers 503, which the tables take as
 "floor unreachable" (they retry, and refuse progressive wagers meanwhile); a refusal answers
-4xx with `{"detail": {"field", "message", "error"}}`.
+4xx with `{"detail": {"field", "message", "error"}}`. Every answer names the process that made it
+(`X-Floor-Worker: <pid>`; `cardshoe floor serve --workers N` runs N on one socket).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import threading
 import time
@@ -108,6 +110,27 @@ def _entries(raw: list[dict[str, Any]]) -> list[ShippedEntry]:
         raise HTTPException(422, {"field": str(exc).split(":")[0], "message": str(exc), "error": "BadEntry"}) from None
 
 
+class WorkerHeader:
+    """ASGI middleware: every answer carries `X-Floor-Worker: <pid>`, the process that made it
+    (`cardshoe floor serve --workers N` runs N; the tests and the bench see which answered)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        pid = str(os.getpid()).encode()  # read per request: a fork's child is another process
+
+        async def send_with_pid(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"x-floor-worker", pid)]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_pid)
+
+
 def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler, *,
                      link_of: Callable[[str], str | None] = lambda _t: None,
                      public_key: bytes | None = None, read_only: str | None = None) -> FastAPI:
@@ -152,6 +175,7 @@ def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler
             if request.method not in ("GET", "HEAD", "OPTIONS"):
                 return JSONResponse(refusal, status_code=503)
             return await call_next(request)
+    app.add_middleware(WorkerHeader)  # outside BodyLimits: its refusals name the worker too
 
     def need(*roles: str) -> Callable[..., Credential]:
         wanted = frozenset(roles)

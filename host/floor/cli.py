@@ -1,7 +1,7 @@
 """`cardshoe floor`: the floor server, a local PostgreSQL for one machine, the audit, the key.
 
     cardshoe floor serve --config floor.toml [--link NAME:RESET:RATE_PPM[:START]] [--listen HOST:PORT]
-                         [--postgres DSN | --pg-dir DIR | --sqlite FILE] [--port-file PATH]
+                         [--postgres DSN | --pg-dir DIR | --sqlite FILE] [--port-file PATH] [--workers N]
     cardshoe floor pg start DIR [--standby]   # initdb (first time) and start a PostgreSQL of this machine
                                               # in DIR; --standby: a primary and its synchronous hot standby
     cardshoe floor pg stop DIR
@@ -20,7 +20,9 @@ the links, the floor's signing key, a token file per reader role and, per table,
 credential, its link and its shoes' keys. Options given here override the file's. With no
 store named, the store is SQLite (`floor.sqlite`): a small room needs no server. `--link` is
 NAME:RESET:RATE_PPM[:START] (minor units; the rate in parts per million of each progressive
-stake in action; START the opening pool, default RESET); give it once per link.
+stake in action; START the opening pool, default RESET); give it once per link. `--workers N`
+(or `[floor] workers`) serves the API in N processes on the one socket, PostgreSQL only
+(`cardshoe.floor.workers`; docs/floor.md, "Several API processes").
 
 `audit` recomputes every assignment and hit from the entries the floor holds (hands from the
 cards, payouts by the rules) and names every row that differs; with TABLE=JOURNAL it also
@@ -58,6 +60,15 @@ def parse_link(text: str) -> LinkSettings:
                             None if len(parts) == 3 else int(parts[3])).checked()
     except FloorRefusal as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _worker_count(text: str) -> int:
+    """--workers N: 1..MAX_WORKERS (argparse type; raises ArgumentTypeError)."""
+    from .config import MAX_WORKERS
+
+    if not text.isdigit() or not 1 <= int(text) <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of worker processes, 1..{MAX_WORKERS}")
+    return int(text)
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -183,6 +194,9 @@ def main(argv: list[str]) -> int:
                        help="serve reads from a hot standby (--postgres its DSN), refuse every write (503)")
     serve.add_argument("--port-file", type=Path, metavar="PATH",
                        help="once the API listens, write its port number to PATH (a temp file renamed over it)")
+    serve.add_argument("--workers", type=_worker_count, metavar="N",
+                       help="serve the API in N processes on the one socket (PostgreSQL only; default: the "
+                            "file's [floor] workers, else 1)")
     pg = sub.add_parser("pg", help="this machine's PostgreSQL for the floor (Debian's package)")
     pg.add_argument("action", choices=("start", "stop", "status", "promote", "standby"))
     pg.add_argument("directory", type=Path)
@@ -319,17 +333,12 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from cardshoe.daemon.config import ConfigError as TableConfigError
     from cardshoe.daemon.config import parse_listen, read_token_file
     from cardshoe.daemon.listen import ListenError, bind_api, bound_port, url_of, write_port_file
 
-    from .api import create_floor_app
     from .auth import FloorGuard
     from .config import ConfigError
-    from .rebuild import Rebuilder
-    from .settle import FloorSettler
     from .signing import FloorSigner
     from .store import FloorStore, StoreRefused
 
@@ -339,19 +348,27 @@ def _serve(args: argparse.Namespace) -> int:
     if cfg.read_only and not cfg.postgres:
         raise ConfigError("--read-only: a read-only floor reads a hot standby: give --postgres (or floor.postgres) "
                           "the standby's DSN")
+    workers = cfg.workers if args.workers is None else args.workers
+    if workers > 1 and not (cfg.postgres or cfg.pg_dir is not None):
+        raise ConfigError(f"--workers {workers} (or [floor] workers): several API processes need the PostgreSQL "
+                          "store, whose locks order every link's settlements; the SQLite store is one file with "
+                          "one writer. Give postgres or pg_dir (--postgres DSN, --pg-dir DIR), or --workers 1")
     try:
         guard = FloorGuard(cfg.tokens(read_token_file))
     except (TableConfigError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
     if not cfg.tables:
         print("cardshoe floor: no [tables.NAME] in the floor's file: no table can ship or settle", file=sys.stderr)
+    # Loaded (made, the first time) here, once, before any worker exists: every worker signs
+    # with this key, and no two of them race to create the file.
     signer = FloorSigner.from_file(cfg.signing_key)
     try:
         host, port = parse_listen(cfg.listen)
     except TableConfigError as exc:
         raise ConfigError(f"floor.listen: {exc}") from None
     # Bound here, not by uvicorn, so that port 0 works and the port a parent reads (the line
-    # below, --port-file) is the one this process holds: see cardshoe.daemon.listen.
+    # below, --port-file) is the one this process holds: see cardshoe.daemon.listen. Workers
+    # inherit this one socket.
     try:
         sock = bind_api(host, port, "--listen")
     except ListenError as exc:
@@ -365,7 +382,6 @@ def _serve(args: argparse.Namespace) -> int:
         # A standby is never written: no link configured, no table created, no settlement.
         read_only = ("this floor is read-only: it serves a hot standby's copy (surveillance's reads); "
                      f"writes go to the floor on the primary{_primary_of(store)}")
-        settle_store = store
     else:
         for link in cfg.links:
             store.configure_link(link)
@@ -373,21 +389,56 @@ def _serve(args: argparse.Namespace) -> int:
             from .days import days_ahead
 
             days_ahead(store, cfg.days_ahead)  # the gaming days' partitions, made before any table ships
-        # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
-        settle_store = FloorStore.postgres(store.target, pool_size=4) if store.kind == "postgres" else store
-    settler = FloorSettler(settle_store, Rebuilder(settle_store, cfg.key_lookup), signer)
-    app = create_floor_app(store, guard, settler, link_of=cfg.link_of, public_key=signer.public_key,
-                           read_only=read_only)
+    kind, target = store.kind, store.target
+    links = ", ".join(l["link"] for l in store.links()) or "none"
+    if workers > 1:
+        store.close()  # no connection crosses the fork: each worker opens its own
     if args.port_file is not None:
         try:
             write_port_file(args.port_file, bound_port(sock))
         except ListenError as exc:
             raise SystemExit(f"cardshoe floor: {exc}") from None
-    print(f"cardshoe floor: {store.kind} store{' (read-only)' if read_only else ''}, links {', '.join(l['link'] for l in store.links()) or 'none'}, "
-          f"{len(cfg.tables)} tables, key {signer.public_key.hex()}, {url_of(sock)}/floor", file=sys.stderr,
-          flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
-    if settle_store is not store:
-        settle_store.close()
-    store.close()
+    said = (f"cardshoe floor: {kind} store{' (read-only)' if read_only else ''}, links {links}, {len(cfg.tables)} tables, "
+            f"key {signer.public_key.hex()}, {url_of(sock)}/floor")
+    if workers == 1:
+        print(said, file=sys.stderr, flush=True)
+        return _serve_app(sock, cfg, guard, signer, store, read_only)
+
+    from .workers import supervise
+
+    def say(line: str) -> None:
+        print(f"cardshoe floor: {line}", file=sys.stderr, flush=True)
+
+    def work(_slot: int) -> int:
+        return _serve_app(sock, cfg, guard, signer, FloorStore.postgres(target, read_only=read_only is not None),
+                          read_only)
+
+    return supervise(workers, work, say=say,
+                     started=lambda pids: say(f"{said[len('cardshoe floor: '):]}, {workers} workers "
+                                              f"(pids {', '.join(map(str, pids))})"))
+
+
+def _serve_app(sock: Any, cfg: Any, guard: Any, signer: Any, store: Any, read_only: str | None = None) -> int:
+    """Serve the floor API on `sock` over `store` in this process until SIGTERM or SIGINT (a
+    worker of `--workers N` runs this after the fork: its connections, rebuilder and settler
+    are its own)."""
+    import uvicorn
+
+    from .api import create_floor_app
+    from .rebuild import Rebuilder
+    from .settle import FloorSettler
+    from .store import FloorStore
+
+    # Settlements get connections of their own (PostgreSQL); SQLite has one connection for all.
+    settle_store = FloorStore.postgres(store.target, pool_size=4) \
+        if store.kind == "postgres" and read_only is None else store
+    settler = FloorSettler(settle_store, Rebuilder(settle_store, cfg.key_lookup), signer)
+    app = create_floor_app(store, guard, settler, link_of=cfg.link_of, public_key=signer.public_key,
+                           read_only=read_only)
+    try:
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    finally:
+        if settle_store is not store:
+            settle_store.close()
+        store.close()
     return 0

@@ -10,6 +10,7 @@ signing_key = "/etc/cardshoe/floor/signing.key"   # the floor's Ed25519 key (mad
 day_ends = "06:00"                            # the local hour the gaming day ends (the tables' [journal] day_ends)
 zone = "Asia/Singapore"                       # its time zone (default: the floor host's local time)
 days_ahead = 7                                # PostgreSQL: gaming-day partitions made ahead at start
+workers = 2                                   # API processes on the one socket (PostgreSQL only; default 1)
 
 [links.megalink-tcp]                          # one section per linked progressive
 reset = 5000000                               # minor units
@@ -44,7 +45,10 @@ from typing import Any, Callable
 from .auth import Credential
 from .progressive import FloorRefusal, LinkSettings
 
-__all__ = ["ConfigError", "FloorConfig", "TableEntry", "load_floor_config"]
+__all__ = ["ConfigError", "FloorConfig", "TableEntry", "load_floor_config", "MAX_WORKERS"]
+
+#: The most API processes `workers` may ask for (each holds up to 12 database connections).
+MAX_WORKERS = 32
 
 
 class ConfigError(ValueError):
@@ -77,6 +81,7 @@ class FloorConfig:
     days_ahead: int = 7
     read_only: bool = False
     """Serve reads from a hot standby (`postgres` its DSN) and refuse every write (issue 24 item 3)."""
+    workers: int = 1
     links: list[LinkSettings] = field(default_factory=list)
     roles: dict[str, list[Path]] = field(default_factory=dict)
     tables: dict[str, TableEntry] = field(default_factory=dict)
@@ -113,7 +118,7 @@ class FloorConfig:
 
 
 _FLOOR_KEYS = ("listen", "sqlite", "postgres", "pg_dir", "signing_key", "day_ends", "zone", "days_ahead",
-               "read_only")
+               "read_only", "workers")
 
 
 def _get(section: dict[str, Any], key: str, kind: type, where: str) -> Any:
@@ -148,6 +153,10 @@ def load_floor_config(path: Path) -> FloorConfig:
             raise ConfigError(f"floor.{key}: unknown setting (known: {', '.join(_FLOOR_KEYS)})")
     if (listen := _get(floor, "listen", str, "floor")) is not None:
         cfg.listen = listen
+    if (workers := _get(floor, "workers", int, "floor")) is not None:
+        if not 1 <= workers <= MAX_WORKERS:
+            raise ConfigError(f"floor.workers: API processes, 1..{MAX_WORKERS}, got {workers}")
+        cfg.workers = workers
     stores = [k for k in ("sqlite", "postgres", "pg_dir") if k in floor]
     if len(stores) > 1:
         raise ConfigError(f"floor.{stores[1]}: give one store (sqlite, postgres or pg_dir), not {' and '.join(stores)}")

@@ -838,13 +838,16 @@ class FloorStore:
         if not row:
             if not entries and head is None:
                 return 0  # a heartbeat of a table that has written nothing yet
+            # A new stream's first batch may reach two API processes at once (its shipper's and
+            # its settlement's tail): one inserts the row, the other waits on it and goes on as
+            # if it had been there (FOR UPDATE below), instead of failing on the primary key.
             tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags, chain,"
-                 " base_id) VALUES (%s, %s, %s, 0, %s, NULL, NULL, %s, %s, 0)",
+                 " base_id) VALUES (%s, %s, %s, 0, %s, NULL, NULL, %s, %s, 0) ON CONFLICT (name) DO NOTHING",
                  (table, link, game, t, "{}", stream_genesis(table)))
-            hwm, shoe, current, flags_text, prev = 0, None, None, "{}", stream_genesis(table)
-        else:
-            hwm, shoe, current, flags_text, prev = int(row[0][0]), row[0][1], row[0][2], str(row[0][3]), row[0][4]
-            day = None if row[0][5] is None else str(row[0][5])
+            row = tx.q("SELECT hwm, shoe, current_round, open_flags, chain, day FROM floor_tables WHERE name = %s"
+                       " FOR UPDATE", (table,))
+        hwm, shoe, current, flags_text, prev = int(row[0][0]), row[0][1], row[0][2], str(row[0][3]), row[0][4]
+        day = None if row[0][5] is None else str(row[0][5])
         # Sent again (a lost answer): each must be the floor's copy, or the journal has changed.
         again = sorted((e for e in entries if e.id <= hwm), key=lambda e: e.id)
         if again:
