@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from .store import FloorStore
 
 __all__ = ["DayRule", "DayArchived", "ArchiveUnavailable", "DaysRefused", "ARCHIVE_FORMAT", "ensure_days",
-           "ensure_days_tx", "days_ahead", "list_days", "archive_day", "archived_rounds", "partition_name", "ENTRY_COLUMNS",
-           "ROUND_COLUMNS"]
+           "ensure_days_tx", "days_ahead", "list_days", "archive_day", "archived_query", "archived_rounds",
+           "partition_name", "ENTRY_COLUMNS", "ROUND_COLUMNS"]
 
 ARCHIVE_FORMAT = "cardshoe.floor.day/1"
 ENTRY_COLUMNS = ("table_name", "entry_id", "t_ns", "kind", "shoe", "boot", "seq", "type", "round_id", "body", "raw",
@@ -500,17 +500,23 @@ def _check_file(day: str, path: Path, digest: str) -> None:
         _verified[str(path)] = stamp
 
 
-def archived_rounds(day: str, path: str, digest: str, where: str, params: Sequence[Any], limit: int) -> list[tuple[Any, ...]]:
-    """The rounds of an archived day matching the search's `where` (the store's SQL, `%s`
-    placeholders), newest first: after checking the file is the one archived."""
+def archived_query(day: str, path: str, digest: str, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of the store's query `sql` (`%s` placeholders, the store's columns) run on an
+    archived day's file, after checking the file is the one archived."""
     p = Path(path)
     _check_file(day, p, digest)
     conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
     try:
-        sql = (f"SELECT table_name, round_id, game, opened_ns, settled_ns, cards, flags, void FROM rounds WHERE {where}"
-               " ORDER BY opened_ns DESC, round_id DESC LIMIT ?").replace("%s", "?")
-        return [tuple(r) for r in conn.execute(sql, (*params, limit)).fetchall()]
+        return [tuple(r) for r in conn.execute(sql.replace("%s", "?"), tuple(params)).fetchall()]
     except sqlite3.Error as exc:
         raise ArchiveUnavailable("archive", f"gaming day {day}'s archive {path} cannot be read: {exc}") from None
     finally:
         conn.close()
+
+
+def archived_rounds(day: str, path: str, digest: str, where: str, params: Sequence[Any], limit: int) -> list[tuple[Any, ...]]:
+    """The rounds of an archived day matching the search's `where` (the store's SQL, `%s`
+    placeholders), newest first: after checking the file is the one archived."""
+    return archived_query(day, path, digest, "SELECT table_name, round_id, game, opened_ns, settled_ns, cards, flags,"
+                          f" void FROM rounds WHERE {where} ORDER BY opened_ns DESC, round_id DESC LIMIT %s",
+                          (*params, limit))

@@ -1092,7 +1092,8 @@ class FloorStore:
         """A table's entries as the floor holds them, in id order: after `after_id`, up to
         `upto`, of `kinds`, of one round. With `lineage`, a restored journal's stream also
         gives the entries it shares with the stream it continues (held there, at or below its
-        base)."""
+        base). A stream of an archived gaming day is read from the day's file
+        (`ArchiveUnavailable` if it is gone or changed)."""
         out: list[ShippedEntry] = []
         with self._tx() as tx:
             parts = self._lineage(tx, table) if lineage else [(table, 1, None)]
@@ -1112,7 +1113,16 @@ class FloorStore:
                 if kinds is not None:
                     sql += f" AND kind IN ({', '.join(['%s'] * len(kinds))})"
                     params += list(kinds)
-                rows = tx.q(sql + " ORDER BY entry_id LIMIT %s", (*params, limit - len(out)))
+                sql += " ORDER BY entry_id LIMIT %s"
+                archive = tx.q("SELECT d.day, d.file, d.digest FROM floor_tables t JOIN floor_days d ON d.day = t.day"
+                               " WHERE t.name = %s AND d.state = 'archived'", (stream,))
+                if archive:  # a stream of an archived day: read from the day's file, checked first
+                    from .days import archived_query
+
+                    rows = archived_query(str(archive[0][0]), str(archive[0][1]), str(archive[0][2]), sql,
+                                          (*params, limit - len(out)))
+                else:
+                    rows = tx.q(sql, (*params, limit - len(out)))
                 out += [ShippedEntry(int(r[0]), int(r[1]), str(r[2]), r[3], r[4], r[5], r[6], r[7], str(r[8]),
                                      None if r[9] is None else bytes(r[9]), r[10], r[11]) for r in rows]
         return out

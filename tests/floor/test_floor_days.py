@@ -160,6 +160,8 @@ def test_archive_a_day_and_the_search_reads_it_back_refusing_a_tampered_or_missi
     pg.ingest(new, day_stream(new, at(next_day, "07:00"), 5))
     before = _search(pg, day)
     assert len(before) == 20 and all(r["table"] == old for r in before)
+    held = pg.entries(old, limit=10_000)
+    assert held == old_entries
     cards = pg.search_rounds(cards="Ah Kh Qh", limit=10_000)
     assert len(cards) == 25
 
@@ -182,6 +184,10 @@ def test_archive_a_day_and_the_search_reads_it_back_refusing_a_tampered_or_missi
     assert day not in [p["day"] for p in listed["partitions"]] and listed["detached"] == []
     # The search: the same rounds, from the file.
     assert _search(pg, day) == before
+    # Surveillance's read of the stream's journal: the same entries, from the file.
+    assert pg.entries(old, limit=10_000) == held
+    assert pg.entries(old, after_id=50, limit=5, kinds=["settlement"]) == \
+        [e for e in old_entries if e.id > 50 and e.kind == "settlement"][:5]
     assert len(pg.search_rounds(cards="Ah Kh Qh", limit=10_000)) == 25
     assert [r["round_id"] for r in pg.search_rounds(table="T1", limit=3)] == \
         [r["round_id"] for r in sorted(before + _search(pg, next_day), key=lambda r: -r["opened_ns"])][:3]
@@ -196,6 +202,8 @@ def test_archive_a_day_and_the_search_reads_it_back_refusing_a_tampered_or_missi
     out.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
     with pytest.raises(ArchiveUnavailable, match=str(out)):
         _search(pg, day)
+    with pytest.raises(ArchiveUnavailable, match=str(out)):
+        pg.entries(old)
     out.write_bytes(data)
     assert _search(pg, day) == before
     out.rename(tmp_path / "elsewhere.sqlite")
