@@ -183,6 +183,9 @@ def test_pg_start_standby_status_crash_restart_promote_fence_and_rebuild_from_th
     finally:
         if PgPair.exists(directory):
             PgPair.open(directory).destroy()
+        import shutil
+
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 # -- a read-only floor on the standby (item 3) ----------------------------------------------------
