@@ -118,6 +118,14 @@ def _pg_start(directory: Path) -> tuple[Any, str]:
     from .pgserver import PgCluster
 
     state = directory / "cardshoe-pg.json"
+    if not state.exists() and (directory / "data" / "PG_VERSION").exists():
+        from .pgserver import PgStartRefused
+
+        pair = directory.parent
+        hint = (f"it is a node of the pair in {pair}: cardshoe floor pg start {pair} --standby"
+                if (pair / "cardshoe-pair.json").exists() else "start it with pg_ctl, or give a new directory")
+        raise PgStartRefused(f"{directory / 'data'} holds a cluster this command did not make here (no {state.name}): "
+                             + hint)
     if state.exists():
         cluster = PgCluster(directory, port=int(json.loads(state.read_text())["port"]))
         done = cluster.ensure_started()

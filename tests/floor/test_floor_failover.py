@@ -164,6 +164,8 @@ def test_pg_start_standby_status_crash_restart_promote_fence_and_rebuild_from_th
         assert code == 0 and json.loads(out)["done"] == {"b": "running", "a": "fenced"}, (out, err)
         with pytest.raises(PgStartRefused, match="fenced"):
             PgCluster(directory / "a", port=5432, tcp=False).ensure_started()
+        code, out, err = run_cli("floor", "pg", "start", str(directory / "a"))  # a node addressed alone
+        assert code == 1 and err.count("\n") == 1 and f"pg start {directory} --standby" in err, err
         code, out, err = run_cli("floor", "pg", "promote", str(directory))
         assert code == 1 and err.count("\n") == 1 and "no standby" in err, err
 
@@ -181,6 +183,9 @@ def test_pg_start_standby_status_crash_restart_promote_fence_and_rebuild_from_th
     finally:
         if PgPair.exists(directory):
             PgPair.open(directory).destroy()
+        import shutil
+
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 # -- a read-only floor on the standby (item 3) ----------------------------------------------------
