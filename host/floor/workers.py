@@ -80,10 +80,16 @@ def supervise(count: int, work: Callable[[int], int], *, say: Callable[[str], No
     quick_deaths = [0] * count
     stopping = False
 
+    def say_safely(line: str) -> None:
+        try:  # from a signal handler: the main code may be inside a write to the same stream
+            say(line)
+        except RuntimeError:
+            pass
+
     def stop(signum: int, _frame: Any) -> None:
         nonlocal stopping
         if not stopping:
-            say(f"{signal.Signals(signum).name}: stopping {len(children)} workers")
+            say_safely(f"{signal.Signals(signum).name}: stopping {len(children)} workers")
             signal.signal(signal.SIGALRM, kill_all)
             signal.alarm(STOP_GRACE)
         stopping = True
@@ -91,7 +97,7 @@ def supervise(count: int, work: Callable[[int], int], *, say: Callable[[str], No
             _signal(pid, signal.SIGTERM)
 
     def kill_all(_signum: int, _frame: Any) -> None:
-        say(f"workers {', '.join(map(str, children))} still running {STOP_GRACE} s after SIGTERM: killed")
+        say_safely(f"workers {', '.join(map(str, children))} still running {STOP_GRACE} s after SIGTERM: killed")
         for pid in list(children):
             _signal(pid, signal.SIGKILL)
 
