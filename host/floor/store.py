@@ -1026,9 +1026,17 @@ class FloorStore:
                 if (row[0][0], int(row[0][1])) != (parent, at):
                     raise FloorRefusal("table", f"table {table} is already a stream of its own on the floor")
             else:
-                tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags,"
-                     " chain, parent, base_id) VALUES (%s, %s, %s, %s, %s, NULL, NULL, %s, %s, %s, %s)",
-                     (table, link, game, at, t, "{}", chain, parent, at))
+                # The same fork asked of two API processes at once (a parent the floor never
+                # heard of locks no row above): one inserts, the other finds its row.
+                made = tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags,"
+                            " chain, parent, base_id) VALUES (%s, %s, %s, %s, %s, NULL, NULL, %s, %s, %s, %s)"
+                            " ON CONFLICT (name) DO NOTHING RETURNING name",
+                            (table, link, game, at, t, "{}", chain, parent, at))
+                if not made:
+                    row = tx.q("SELECT parent, base_id FROM floor_tables WHERE name = %s FOR UPDATE", (table,))
+                    if (row[0][0], int(row[0][1])) != (parent, at):
+                        raise FloorRefusal("table", f"table {table} is already a stream of its own on the floor")
+                    return {"table": table, "parent": parent, "base_id": at, "high_water": at}
                 tx.q("UPDATE floor_alarms SET cleared_ns = %s, cleared_by = %s WHERE table_name = %s"
                      " AND cleared_ns IS NULL AND kind IN ('restored', 'diverged')",
                      (t, f"continued as {table} from entry {at}", parent))

@@ -243,6 +243,38 @@ def test_a_new_tables_first_batch_at_two_workers_at_once_is_stored_once(floor: F
             table.close()
 
 
+def test_a_restored_journals_fork_at_two_workers_at_once_opens_its_stream_once(floor: Floor) -> None:
+    # A restored journal whose parent stream the floor never held (entry 0) locks no parent
+    # row: the same fork asked of two workers at once must open the stream once, answer both
+    # alike, and leave no half-made row (the first-insert race the ingest had).
+    from cardshoe.floor.store import stream_genesis
+
+    for n in range(4):
+        parent, child = f"T1.{n:02d}aaaaaaaaaa", f"T1.{n:02d}bbbbbbbbbb"
+        body = {"parent": parent, "at": 0, "chain": stream_genesis(parent)}
+        c1, c2 = clients_on_two_workers(floor, ("T1", "T1"))
+        barrier = threading.Barrier(2)
+        answers: list[httpx.Response] = []
+
+        def fork(c: httpx.Client) -> None:
+            barrier.wait()
+            answers.append(c.post(f"/tables/{child}/fork", json=body))
+
+        threads = [threading.Thread(target=fork, args=(c,)) for c in (c1, c2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        c1.close()
+        c2.close()
+        assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
+        assert len({r.headers["x-floor-worker"] for r in answers}) == 2
+        assert [r.json() for r in answers] == [{"table": child, "parent": parent, "base_id": 0, "high_water": 0}] * 2
+        with floor.client("pit") as pit:
+            rows = [t for t in pit.get("/tables").json() if t["table"] == child]
+        assert len(rows) == 1, rows
+
+
 def test_a_worker_killed_is_replaced_and_the_floor_keeps_answering(floor: Floor) -> None:
     victim = min(floor.workers)
     os.kill(victim, signal.SIGKILL)
