@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
               "ingest rate, pool-update p50/p99, search latency, memory"),
     "shuffle": "the shuffle alarm: false alarms over 7-riffle decks, detection of 0, 1 and 2 riffles",
     "report": "the shift report: a gaming day of one table, and 100 tables from the floor store",
+    "floordays": "the floor's gaming-day archive: time to archive a day, search on its partition vs its file",
     "gamingday": "the gaming day's rollover: how long the table's lock is held, by the day's size",
 }
 

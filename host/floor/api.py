@@ -7,12 +7,14 @@ the floor `supervisor` configures links, withdraws any table's round and clears 
 round is settled by its id from the journal the floor holds (`cardshoe.floor.settle`), never
 from a file a table sends. A store that cannot be reached answers 503, which the tables take as
 "floor unreachable" (they retry, and refuse progressive wagers meanwhile); a refusal answers
-4xx with `{"detail": {"field", "message", "error"}}`.
+4xx with `{"detail": {"field", "message", "error"}}`. Every answer names the process that made it
+(`X-Floor-Worker: <pid>`; `cardshoe floor serve --workers N` runs N on one socket).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import threading
 import time
@@ -46,7 +48,7 @@ _STATIC = FilePath(__file__).parent / "static"
 
 _404 = ("UnknownLink", "UnknownTable")
 _409 = ("AssignmentConflict", "RoundWithdrawn", "JournalRefused", "RoundIncomplete", "FramesUnverified",
-        "StreamAlarmed", "RoundMismatch", "RoundNotSettleable")
+        "StreamAlarmed", "RoundMismatch", "RoundNotSettleable", "DayArchived", "ArchiveUnavailable", "DaysRefused")
 
 
 class Head(BaseModel):
@@ -108,12 +110,35 @@ def _entries(raw: list[dict[str, Any]]) -> list[ShippedEntry]:
         raise HTTPException(422, {"field": str(exc).split(":")[0], "message": str(exc), "error": "BadEntry"}) from None
 
 
+class WorkerHeader:
+    """ASGI middleware: every answer carries `X-Floor-Worker: <pid>`, the process that made it
+    (`cardshoe floor serve --workers N` runs N; the tests and the bench see which answered)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        pid = str(os.getpid()).encode()  # read per request: a fork's child is another process
+
+        async def send_with_pid(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"x-floor-worker", pid)]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_pid)
+
+
 def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler, *,
                      link_of: Callable[[str], str | None] = lambda _t: None,
-                     public_key: bytes | None = None) -> FastAPI:
+                     public_key: bytes | None = None, read_only: str | None = None) -> FastAPI:
     """The floor API over `store`, its callers known by `guard`, its rounds settled by `settler`
     (on threads and database connections of their own, so a dealer waiting for a round's pool
-    never queues behind the tables' shipping). `link_of(table)` is the link a table may settle on."""
+    never queues behind the tables' shipping). `link_of(table)` is the link a table may settle on.
+    `read_only`: a floor on a hot standby (issue 24 item 3), serving reads; every write
+    endpoint answers 503 `FloorReadOnly` with this text (where writes go)."""
     settle_threads = ThreadPoolExecutor(max_workers=8, thread_name_prefix="floor-settle")
     # The tables' rounds are rebuilt as their entries arrive (one thread, off every request's
     # path), so a settlement feeds the table's core only the few entries shipped since.
@@ -140,6 +165,17 @@ def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler
                               "over all rounds.")
     app.add_middleware(BodyLimits, token=secrets.token_hex(32), limits=FLOOR_BODY,
                        authorised=guard.authorised_headers)
+    if read_only is not None:
+        # Every write of the API is a POST or a PUT and every read a GET: a standby's floor
+        # answers the writes before any handler (or the database) sees them.
+        refusal = {"detail": {"field": "floor", "message": read_only, "error": "FloorReadOnly"}}
+
+        @app.middleware("http")
+        async def refuse_writes(request: Request, call_next: Callable[[Request], Any]) -> Any:
+            if request.method not in ("GET", "HEAD", "OPTIONS"):
+                return JSONResponse(refusal, status_code=503)
+            return await call_next(request)
+    app.add_middleware(WorkerHeader)  # outside BodyLimits: its refusals name the worker too
 
     def need(*roles: str) -> Callable[..., Credential]:
         wanted = frozenset(roles)
@@ -326,12 +362,18 @@ def create_floor_app(store: FloorStore, guard: FloorGuard, settler: FloorSettler
     report_readers: dict[str, Any] = {}
     report_figures: dict[tuple[Any, ...], Any] = {}
     report_lock = threading.RLock()
+    report_epoch = [store.server_epoch]
 
     def report_tables(names: list[str] | None) -> list[Any]:
         from cardshoe.report.shift import TableReader
 
         out = []
         with report_lock:
+            if report_epoch[0] != store.server_epoch:
+                # The server changed (a failover): what the readers read may not be on it.
+                report_readers.clear()
+                report_figures.clear()
+                report_epoch[0] = store.server_epoch
             for t in store.tables():
                 key = str(t["table"])
                 if names and key not in names and str(t.get("name")) not in names:

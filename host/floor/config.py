@@ -4,7 +4,13 @@
 [floor]
 listen = "0.0.0.0:8700"                       # HOST:PORT (port 0: the kernel picks one)
 pg_dir = "/var/lib/cardshoe/floor-pg"         # or: postgres = "DSN", or: sqlite = "FILE" (default)
+# read_only = true                            # a hot standby's floor (postgres = the standby's DSN):
+                                              # reads only, every write answered 503 FloorReadOnly
 signing_key = "/etc/cardshoe/floor/signing.key"   # the floor's Ed25519 key (made 0600 if absent)
+day_ends = "06:00"                            # the local hour the gaming day ends (the tables' [journal] day_ends)
+zone = "Asia/Singapore"                       # its time zone (default: the floor host's local time)
+days_ahead = 7                                # PostgreSQL: gaming-day partitions made ahead at start
+workers = 2                                   # API processes on the one socket (PostgreSQL only; default 1)
 
 [links.megalink-tcp]                          # one section per linked progressive
 reset = 5000000                               # minor units
@@ -39,7 +45,10 @@ from typing import Any, Callable
 from .auth import Credential
 from .progressive import FloorRefusal, LinkSettings
 
-__all__ = ["ConfigError", "FloorConfig", "TableEntry", "load_floor_config"]
+__all__ = ["ConfigError", "FloorConfig", "TableEntry", "load_floor_config", "MAX_WORKERS"]
+
+#: The most API processes `workers` may ask for (each holds up to 12 database connections).
+MAX_WORKERS = 32
 
 
 class ConfigError(ValueError):
@@ -66,6 +75,13 @@ class FloorConfig:
     postgres: str | None = None
     pg_dir: Path | None = None
     signing_key: Path = Path("floor.signing-key")
+    day_ends: str | None = None
+    """`[floor] day_ends`: None keeps the store's (06:00 for a new store)."""
+    zone: str | None = None
+    days_ahead: int = 7
+    read_only: bool = False
+    """Serve reads from a hot standby (`postgres` its DSN) and refuse every write (issue 24 item 3)."""
+    workers: int = 1
     links: list[LinkSettings] = field(default_factory=list)
     roles: dict[str, list[Path]] = field(default_factory=dict)
     tables: dict[str, TableEntry] = field(default_factory=dict)
@@ -101,6 +117,10 @@ class FloorConfig:
         return None if entry is None else entry.link
 
 
+_FLOOR_KEYS = ("listen", "sqlite", "postgres", "pg_dir", "signing_key", "day_ends", "zone", "days_ahead",
+               "read_only", "workers")
+
+
 def _get(section: dict[str, Any], key: str, kind: type, where: str) -> Any:
     value = section.get(key)
     if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
@@ -129,10 +149,14 @@ def load_floor_config(path: Path) -> FloorConfig:
     cfg = FloorConfig()
     floor = data.get("floor", {})
     for key in floor:
-        if key not in ("listen", "sqlite", "postgres", "pg_dir", "signing_key"):
-            raise ConfigError(f"floor.{key}: unknown setting (known: listen, sqlite, postgres, pg_dir, signing_key)")
+        if key not in _FLOOR_KEYS:
+            raise ConfigError(f"floor.{key}: unknown setting (known: {', '.join(_FLOOR_KEYS)})")
     if (listen := _get(floor, "listen", str, "floor")) is not None:
         cfg.listen = listen
+    if (workers := _get(floor, "workers", int, "floor")) is not None:
+        if not 1 <= workers <= MAX_WORKERS:
+            raise ConfigError(f"floor.workers: API processes, 1..{MAX_WORKERS}, got {workers}")
+        cfg.workers = workers
     stores = [k for k in ("sqlite", "postgres", "pg_dir") if k in floor]
     if len(stores) > 1:
         raise ConfigError(f"floor.{stores[1]}: give one store (sqlite, postgres or pg_dir), not {' and '.join(stores)}")
@@ -143,6 +167,23 @@ def load_floor_config(path: Path) -> FloorConfig:
     if (v := _get(floor, "pg_dir", str, "floor")) is not None:
         cfg.pg_dir = _path(base, v)
     cfg.signing_key = _path(base, _get(floor, "signing_key", str, "floor") or "floor.signing-key")
+    cfg.day_ends = _get(floor, "day_ends", str, "floor")
+    cfg.zone = _get(floor, "zone", str, "floor")
+    if cfg.day_ends is not None or cfg.zone is not None:
+        from .days import DayRule
+
+        try:
+            DayRule(cfg.day_ends or "06:00", cfg.zone).checked()
+        except FloorRefusal as exc:
+            raise ConfigError(f"floor.{exc.field}: {exc.message}") from None
+    if (ahead := _get(floor, "days_ahead", int, "floor")) is not None:
+        if not 1 <= ahead <= 366:
+            raise ConfigError(f"floor.days_ahead: {ahead}: 1 to 366 days")
+        cfg.days_ahead = ahead
+    cfg.read_only = bool(_get(floor, "read_only", bool, "floor"))
+    if cfg.read_only and cfg.postgres is None:
+        raise ConfigError("floor.read_only: a read-only floor reads a hot standby: give floor.postgres = the "
+                          "standby's DSN (cardshoe floor pg start DIR --standby prints it)")
     for name, link in data.get("links", {}).items():
         if not isinstance(link, dict):
             raise ConfigError(f"links.{name}: expected a section (reset, rate_ppm, start)")

@@ -12,7 +12,9 @@ until a person looks (`FramesUnverified`).
 A stream's core is kept between settlements (fed only what arrived since), in a bounded
 cache: it is derived from the store alone, so a process that has none (a restart, a second
 API process) builds it again from the entries, never from a table's checkpoint (a pickle a
-table made is never loaded on the floor).
+table made is never loaded on the floor). The cache is dropped whenever the store's server
+changes (`FloorStore.server_epoch`: a failover, a restart), since entries one server showed
+(committed on a primary that crashed before its standby had them) may not be on the next.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class Rebuilder:
         self.cache_size = cache_size
         self._cache: OrderedDict[str, StreamCore] = OrderedDict()
         self._lock = threading.Lock()
+        self._epoch = store.server_epoch
 
     def _feed(self, state: StreamCore, stream: str, upto: int) -> None:
         keys = self.keys_for(table_of_stream(stream))
@@ -108,6 +111,9 @@ class Rebuilder:
 
     def _cached(self, stream: str) -> StreamCore:
         with self._lock:
+            if self._epoch != self.store.server_epoch:
+                self._cache.clear()  # the server changed: what the cores were fed may not be on it
+                self._epoch = self.store.server_epoch
             state = self._cache.get(stream)
             if state is None:
                 state = self._cache[stream] = StreamCore(new_core())

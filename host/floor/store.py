@@ -45,13 +45,17 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 from cardshoe.cards import card_text
 from cardshoe.journal import chain as journal_chain
 
+from .days import ENTRY_COLUMNS, ROUND_COLUMNS, DayArchived, DayRule
 from .progressive import Assignment, FloorRefusal, Hit, LinkSettings, PoolState, assign, prepare
 
-__all__ = ["FloorStore", "StoreUnavailable", "AssignmentConflict", "RoundWithdrawn", "UnknownLink", "ShippedEntry",
+__all__ = ["FloorStore", "StoreUnavailable", "StoreRefused", "GENERATION_KEY", "AssignmentConflict", "RoundWithdrawn", "UnknownLink", "ShippedEntry",
            "SCHEMA_VERSION", "JournalRefused", "UnknownTable", "stream_genesis", "Signer"]
 
-SCHEMA_VERSION = 2
-"""2: entries' hash chain (`chain`, `raw_sha256`), the tables' chain and lineage (`chain`,
+SCHEMA_VERSION = 3
+"""3: each stream's gaming day (`floor_tables.day`), carried by its `entries` and `rounds` rows,
+which PostgreSQL partitions by day, and `floor_days` (the archived days; `cardshoe.floor.days`).
+A schema 2 store is moved in place when the floor starts (docs/floor.md, "Gaming-day partitions").
+2: entries' hash chain (`chain`, `raw_sha256`), the tables' chain and lineage (`chain`,
 `parent`, `base_id`), `floor_alarms`, and each assignment's journal point and signature
 (`entry`, `chain`, `signature`). A schema 1 store is upgraded in place when the floor starts."""
 
@@ -64,12 +68,7 @@ CREATE TABLE IF NOT EXISTS links (
 CREATE TABLE IF NOT EXISTS floor_tables (
     name TEXT PRIMARY KEY, link TEXT, game TEXT, hwm BIGINT NOT NULL, seen_ns BIGINT NOT NULL,
     shoe BIGINT, current_round TEXT, open_flags TEXT NOT NULL, chain TEXT, parent TEXT,
-    base_id BIGINT NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS entries (
-    table_name TEXT NOT NULL, entry_id BIGINT NOT NULL, t_ns BIGINT NOT NULL, kind TEXT NOT NULL,
-    shoe BIGINT, boot BIGINT, seq BIGINT, type BIGINT, round_id TEXT, body TEXT NOT NULL, raw BYTEA,
-    received_ns BIGINT NOT NULL, chain TEXT, raw_sha256 TEXT, PRIMARY KEY (table_name, entry_id));
-CREATE INDEX IF NOT EXISTS entries_round ON entries (table_name, round_id);
+    base_id BIGINT NOT NULL DEFAULT 0, day DATE);
 CREATE TABLE IF NOT EXISTS assignments (
     link TEXT NOT NULL, seq BIGINT NOT NULL, table_name TEXT NOT NULL, round_id TEXT NOT NULL,
     digest TEXT NOT NULL, stakes BIGINT NOT NULL, contribution BIGINT NOT NULL, carry_before BIGINT NOT NULL,
@@ -80,16 +79,33 @@ CREATE TABLE IF NOT EXISTS hits (
     link TEXT NOT NULL, seq BIGINT NOT NULL, n BIGINT NOT NULL, table_name TEXT NOT NULL, round_id TEXT NOT NULL,
     seat BIGINT NOT NULL, line TEXT NOT NULL, amount BIGINT NOT NULL, rule TEXT NOT NULL, t_ns BIGINT NOT NULL,
     PRIMARY KEY (link, seq, n));
-CREATE TABLE IF NOT EXISTS rounds (
-    table_name TEXT NOT NULL, round_id TEXT NOT NULL, game TEXT, opened_ns BIGINT, settled_ns BIGINT,
-    cards TEXT NOT NULL, flags TEXT NOT NULL, void BIGINT NOT NULL, PRIMARY KEY (table_name, round_id));
-CREATE INDEX IF NOT EXISTS rounds_opened ON rounds (opened_ns);
 CREATE TABLE IF NOT EXISTS withdrawn (
     table_name TEXT NOT NULL, round_id TEXT NOT NULL, link TEXT NOT NULL, t_ns BIGINT NOT NULL,
     PRIMARY KEY (table_name, round_id));
 CREATE TABLE IF NOT EXISTS floor_alarms (
     table_name TEXT NOT NULL, n BIGINT NOT NULL, kind TEXT NOT NULL, at_id BIGINT, message TEXT NOT NULL,
     t_ns BIGINT NOT NULL, cleared_ns BIGINT, cleared_by TEXT, PRIMARY KEY (table_name, n));
+CREATE TABLE IF NOT EXISTS floor_days (
+    day DATE PRIMARY KEY, state TEXT NOT NULL, file TEXT, digest TEXT, entries BIGINT, rounds BIGINT,
+    opened_min BIGINT, opened_max BIGINT, t_ns BIGINT NOT NULL);
+"""
+
+#: `entries` and `rounds` (schema 3): each row carries its stream's gaming day (`cardshoe.floor.days`).
+#: PostgreSQL partitions them by it, so the day is part of the key; SQLite keeps one table each.
+_ENTRIES = """
+CREATE TABLE IF NOT EXISTS entries (
+    table_name TEXT NOT NULL, entry_id BIGINT NOT NULL, t_ns BIGINT NOT NULL, kind TEXT NOT NULL,
+    shoe BIGINT, boot BIGINT, seq BIGINT, type BIGINT, round_id TEXT, body TEXT NOT NULL, raw BYTEA,
+    received_ns BIGINT NOT NULL, chain TEXT, raw_sha256 TEXT, day DATE{nn}, PRIMARY KEY (table_name, entry_id{key}))
+    {partition};
+CREATE INDEX IF NOT EXISTS entries_round ON entries (table_name, round_id);
+"""
+_ROUNDS = """
+CREATE TABLE IF NOT EXISTS rounds (
+    table_name TEXT NOT NULL, round_id TEXT NOT NULL, game TEXT, opened_ns BIGINT, settled_ns BIGINT,
+    cards TEXT NOT NULL, flags TEXT NOT NULL, void BIGINT NOT NULL, day DATE{nn}, PRIMARY KEY (table_name, round_id{key}))
+    {partition};
+CREATE INDEX IF NOT EXISTS rounds_opened ON rounds (opened_ns);
 """
 
 #: Schema 1 -> 2: the columns a store made before the hash chain lacks (`floor_alarms` is
@@ -117,6 +133,22 @@ def stream_genesis(stream: str) -> str:
 
 class StoreUnavailable(ConnectionError):
     """The store could not be reached or its transaction failed for want of it (retry later)."""
+
+
+class StoreRefused(StoreUnavailable):
+    """The server reached is not one this floor may write to: a standby in recovery, or an old
+    primary whose failover generation is below one this process has seen (docs/floor.md,
+    "Failover"). The message names the server."""
+
+
+#: The floor_meta key of the failover generation (`cardshoe floor pg promote` bumps it on the
+#: new primary; `cardshoe.floor.pgserver.GENERATION_KEY`).
+GENERATION_KEY = "generation"
+
+#: The highest failover generation this process has seen, by the servers' system identifier
+#: (a primary and its standbys share one) and database: a server below it is an old primary.
+_SEEN_GENERATION: dict[str, int] = {}
+_SEEN_LOCK = threading.Lock()
 
 
 class AssignmentConflict(FloorRefusal):
@@ -256,9 +288,18 @@ class FloorStore:
     """The floor's database. Thread-safe: each transaction takes a connection of its own
     (PostgreSQL) or the one connection under a lock (SQLite)."""
 
-    def __init__(self, kind: str, target: str, *, pool_size: int = 8) -> None:
+    def __init__(self, kind: str, target: str, *, pool_size: int = 8, day_rule: DayRule | None = None,
+                 read_only: bool = False) -> None:
         self.kind = kind
         self.target = target
+        self.read_only = read_only
+        self.server: tuple[str, ...] | None = None
+        """The PostgreSQL server the last connection reached (system id, address, start time)."""
+        self.server_epoch = 0
+        """Counts the changes of `server` (a failover, a restart): caches of the store's
+        content (the Rebuilder's cores, the report's readers) are dropped when it moves, since
+        what one server showed (a commit a crashed primary never sent its standby) the next
+        may not hold."""
         self._sqlite_lock = threading.Lock()
         self._sqlite_conn: sqlite3.Connection | None = None
         self._pg: queue.LifoQueue[Any] = queue.LifoQueue()
@@ -266,31 +307,150 @@ class FloorStore:
         self._pg_max = pool_size
         self._pg_lock = threading.Lock()
         self._links: dict[str, LinkSettings] = {}
+        self.day_rule = DayRule()
+        """The floor's gaming day (`[floor] day_ends`, `zone`), kept in `floor_meta` (`set_day_rule`)."""
+        self._days_ready: set[str] = set()
+        if read_only:
+            self._check_schema()
+            return
         with self._tx() as tx:
+            if kind == "postgres":
+                # The floor's processes open the store together (workers): one at a time here,
+                # so a schema made or moved by one is seen whole by the next.
+                tx.q("SELECT pg_advisory_xact_lock(24001)")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     tx.q(statement)
+            row = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("day_rule",))
+            if row:
+                self.day_rule = DayRule.from_meta(str(row[0][0]))
+            if day_rule is not None and day_rule != self.day_rule:
+                # The floor's file names the rule: kept before any stream (or a store moved to
+                # schema 3 below) is given its day by it.
+                day_rule.checked()
+                tx.q("DELETE FROM floor_meta WHERE key = %s", ("day_rule",))
+                tx.q("INSERT INTO floor_meta (key, value) VALUES (%s, %s)", ("day_rule", day_rule.to_meta()))
+                self.day_rule = day_rule
             row = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("schema",))
+            if row and row[0][0] not in ("1", "2", str(SCHEMA_VERSION)):
+                raise StoreUnavailable(f"floor store {target}: schema {row[0][0]}, this floor reads {SCHEMA_VERSION}")
+            self._create_entries_rounds(tx)
             if not row:
                 tx.q("INSERT INTO floor_meta (key, value) VALUES (%s, %s)", ("schema", str(SCHEMA_VERSION)))
-            elif row[0][0] == "1":
+                return
+            if row[0][0] == "1":
                 # Entries, tables and assignments held before the chain keep NULL in the new
                 # columns: a table's next entry is then taken as the chain's anchor (`ingest`).
                 for statement in _UPGRADE_1_TO_2:
                     tx.q(statement)
+            if row[0][0] in ("1", "2"):
+                self._upgrade_to_days(tx)
                 tx.q("UPDATE floor_meta SET value = %s WHERE key = %s", (str(SCHEMA_VERSION), "schema"))
-            elif row[0][0] != str(SCHEMA_VERSION):
-                raise StoreUnavailable(f"floor store {target}: schema {row[0][0]}, this floor reads {SCHEMA_VERSION}")
+
+    def _create_entries_rounds(self, tx: _Tx) -> None:
+        pg = self.kind == "postgres"
+        for text in (_ENTRIES, _ROUNDS):
+            sql = text.format(nn=" NOT NULL" if pg else "", key=", day" if pg else "",
+                              partition="PARTITION BY RANGE (day)" if pg else "")
+            for statement in sql.split(";"):
+                if statement.strip():
+                    tx.q(statement)
+
+    def _columns(self, tx: _Tx, table: str) -> set[str]:
+        if self.kind == "sqlite":
+            return {str(r[1]) for r in tx.q(f"PRAGMA table_info({table})")}
+        return {str(r[0]) for r in tx.q("SELECT column_name FROM information_schema.columns WHERE table_name = %s"
+                                        " AND table_schema = current_schema()", (table,))}
+
+    def _upgrade_to_days(self, tx: _Tx) -> None:
+        """Schema 2 -> 3, in the transaction that opens the store (nothing changes if it fails):
+        every stream is given its gaming day (its first entry's, by the floor's rule), and on
+        PostgreSQL `entries` and `rounds` are made again partitioned by day, every row copied
+        with its stream's day and counted before the old tables are dropped."""
+        from .days import ensure_days_tx
+
+        if "day" not in self._columns(tx, "floor_tables"):
+            tx.q("ALTER TABLE floor_tables ADD COLUMN day DATE")
+        firsts = tx.q("SELECT t.name, MIN(e.t_ns) FROM floor_tables t JOIN entries e ON e.table_name = t.name"
+                      " WHERE t.day IS NULL GROUP BY t.name")
+        tx.many("UPDATE floor_tables SET day = %s WHERE name = %s",
+                [(self.day_rule.day_of(int(t_ns)), name) for name, t_ns in firsts])
+        if self.kind == "sqlite":
+            for table in ("entries", "rounds"):
+                if "day" not in self._columns(tx, table):
+                    tx.q(f"ALTER TABLE {table} ADD COLUMN day DATE")
+                tx.q(f"UPDATE {table} SET day = (SELECT day FROM floor_tables WHERE name = {table}.table_name)"
+                     " WHERE day IS NULL")
+            return
+        moved = []
+        for table, indexes in (("entries", ("pkey", "round")), ("rounds", ("pkey", "opened"))):
+            if tx.q("SELECT relkind FROM pg_class WHERE relname = %s AND relnamespace = current_schema()::regnamespace",
+                    (table,))[0][0] == "p":
+                continue
+            tx.q(f"ALTER TABLE {table} RENAME TO {table}_schema2")
+            for index in indexes:
+                tx.q(f"ALTER INDEX IF EXISTS {table}_{index} RENAME TO {table}_schema2_{index}")
+            moved.append(table)
+        self._create_entries_rounds(tx)
+        ensure_days_tx(tx, [str(r[0]) for r in tx.q("SELECT DISTINCT day FROM floor_tables WHERE day IS NOT NULL")])
+        for table in moved:
+            columns = [c for c in (ENTRY_COLUMNS if table == "entries" else ROUND_COLUMNS) if c != "day"]
+            tx.q(f"INSERT INTO {table} ({', '.join(columns)}, day) SELECT {', '.join('o.' + c for c in columns)},"
+                 f" t.day FROM {table}_schema2 o JOIN floor_tables t ON t.name = o.table_name")
+            old, new = (int(tx.q(f"SELECT COUNT(*) FROM {t}")[0][0]) for t in (f"{table}_schema2", table))
+            if old != new:
+                raise StoreUnavailable(f"floor store {self.target}: moving {table} into gaming-day partitions copied "
+                                       f"{new} of {old} rows; nothing was changed (the store is left at schema 2)")
+            tx.q(f"DROP TABLE {table}_schema2")
+
+    def set_day_rule(self, rule: DayRule) -> None:
+        """The floor's gaming day (from its file), kept in the store: every process of the floor
+        (workers, `cardshoe floor days`) then reads the same. Streams already given a day keep it."""
+        rule.checked()
+        with self._tx() as tx:
+            held = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("day_rule",))
+            if held and held[0][0] == rule.to_meta():
+                pass  # unchanged: nothing written (a floor pointed at a standby reads only)
+            elif held:
+                tx.q("UPDATE floor_meta SET value = %s WHERE key = %s", (rule.to_meta(), "day_rule"))
+            else:
+                tx.q("INSERT INTO floor_meta (key, value) VALUES (%s, %s)", ("day_rule", rule.to_meta()))
+        self.day_rule = rule
+
+    def forget_day(self, day: str) -> None:
+        """A day whose partition is being detached: ingest checks it in the store again."""
+        self._days_ready.discard(day)
 
     @classmethod
-    def sqlite(cls, path: str | Path) -> FloorStore:
-        """An embedded store in one SQLite file (a small room)."""
-        return cls("sqlite", str(path))
+    def sqlite(cls, path: str | Path, *, day_rule: DayRule | None = None) -> FloorStore:
+        """An embedded store in one SQLite file (a small room). `day_rule`: the floor's gaming
+        day, kept in the store (None: the store's, 06:00 local for a new one)."""
+        return cls("sqlite", str(path), day_rule=day_rule)
 
     @classmethod
-    def postgres(cls, dsn: str, *, pool_size: int = 8) -> FloorStore:
-        """A store on a PostgreSQL server (`dsn`: a libpq connection string or URL)."""
-        return cls("postgres", dsn, pool_size=pool_size)
+    def postgres(cls, dsn: str, *, pool_size: int = 8, day_rule: DayRule | None = None,
+                 read_only: bool = False) -> FloorStore:
+        """A store on a PostgreSQL server (`dsn`: a libpq connection string or URL; several
+        hosts with `target_session_attrs=read-write` follow the primary through a failover).
+        `read_only`: a hot standby's copy, read and never written (no table is created, every
+        transaction is read-only); otherwise a standby is refused (StoreRefused)."""
+        return cls("postgres", dsn, pool_size=pool_size, day_rule=day_rule, read_only=read_only)
+
+    def _check_schema(self) -> None:
+        import psycopg
+
+        try:
+            with self._tx() as tx:
+                row = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("schema",))
+                rule = tx.q("SELECT value FROM floor_meta WHERE key = %s", ("day_rule",))
+        except psycopg.errors.UndefinedTable:
+            raise StoreUnavailable(f"floor store {self.target}: no floor store there (no floor_meta): a read-only "
+                                   "floor reads a store a floor on the primary made") from None
+        if not row or row[0][0] != str(SCHEMA_VERSION):
+            raise StoreUnavailable(f"floor store {self.target}: schema {row[0][0] if row else 'none'}, this floor "
+                                   f"reads {SCHEMA_VERSION}")
+        if rule:
+            self.day_rule = DayRule.from_meta(str(rule[0][0]))  # the primary's floor keeps it
 
     # -- connections -------------------------------------------------------------------
     @contextmanager
@@ -349,11 +509,88 @@ class FloorStore:
             except queue.Empty:
                 raise StoreUnavailable("floor store: every connection busy for 30 s") from None
         try:
-            return psycopg.connect(self.target, autocommit=True, connect_timeout=5)
+            return self._pg_connect()
+        except StoreUnavailable:
+            with self._pg_lock:
+                self._pg_made -= 1
+            raise
         except psycopg.Error as exc:
             with self._pg_lock:
                 self._pg_made -= 1
             raise StoreUnavailable(f"floor store: cannot connect: {exc}".strip()) from exc
+
+    def _pg_connect(self) -> Any:
+        """A connection to a server this floor may use (`_check_server`). With several hosts in
+        the DSN, a server refused (an old primary started again by hand) does not end the
+        search: each host is tried in turn, as libpq does, with the same checks."""
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        conn = psycopg.connect(self.target, autocommit=True, connect_timeout=5)
+        try:
+            self._check_server(conn)
+            return conn
+        except StoreRefused as exc:
+            conn.close()
+            refused = exc
+        params = conninfo_to_dict(self.target)
+        hosts = str(params.get("host") or "").split(",")
+        ports = str(params.get("port") or "").split(",")
+        for i, host in enumerate(hosts if len(hosts) > 1 else []):
+            port = ports[i] if len(ports) == len(hosts) else (ports[0] if ports != [""] else None)
+            one = make_conninfo("", **{**params, "host": host, **({"port": port} if port else {})})
+            try:
+                conn = psycopg.connect(one, autocommit=True, connect_timeout=5)
+            except psycopg.Error:
+                continue
+            try:
+                self._check_server(conn)
+                return conn
+            except StoreRefused:
+                conn.close()
+            except BaseException:
+                conn.close()
+                raise
+        raise refused
+
+    def _check_server(self, conn: Any) -> None:
+        """Refuse a server this floor may not use: a standby in recovery for a floor that
+        writes (`pg_is_in_recovery()`), or one whose failover generation (floor_meta) is below
+        the highest this process has seen of its cluster (an old primary, fenced file removed
+        and started by hand, which lost what the new primary took since). Notes the server, so
+        caches are dropped when it changes; a read-only floor's connection is made read-only."""
+        import psycopg
+
+        where = f"{conn.info.host}:{conn.info.port}"
+        in_recovery, started = conn.execute("SELECT pg_is_in_recovery(), pg_postmaster_start_time()::text").fetchone()
+        try:
+            system = str(conn.execute("SELECT system_identifier FROM pg_control_system()").fetchone()[0])
+        except psycopg.Error:  # a role without the right to read it: the DSN names the cluster
+            system = "dsn:" + self.target
+        system += "/" + str(conn.info.dbname)
+        generation = 1
+        if conn.execute("SELECT to_regclass('floor_meta')").fetchone()[0] is not None:
+            row = conn.execute("SELECT value FROM floor_meta WHERE key = %s", (GENERATION_KEY,)).fetchone()
+            generation = int(row[0]) if row and str(row[0]).isdigit() else 1
+        if self.read_only:
+            conn.execute("SET default_transaction_read_only = on")
+        else:
+            if in_recovery:
+                raise StoreRefused(f"floor store: the server at {where} is a standby in recovery "
+                                   "(pg_is_in_recovery()): a floor that writes needs the primary (give the pair's "
+                                   "writer DSN), or set [floor] read_only = true to serve reads from it")
+            with _SEEN_LOCK:
+                seen = _SEEN_GENERATION.get(system, 0)
+                if generation < seen:
+                    raise StoreRefused(f"floor store: the server at {where} is at failover generation {generation}, "
+                                       f"below generation {seen} this floor process has seen: an old primary after "
+                                       "a failover, refused as a writer (docs/floor.md, \"Failover\")")
+                _SEEN_GENERATION[system] = generation
+        server = (system, where, str(started))
+        with self._pg_lock:
+            if server != self.server:
+                self.server = server
+                self.server_epoch += 1
 
     def _drop_idle(self) -> None:
         while True:
@@ -435,6 +672,13 @@ class FloorStore:
             reset, rate, pool, carry, seq = (int(x) for x in row[0])
             settings = LinkSettings(link_name, reset, rate)
             rid = round_json.get("round_id")
+            if entry is not None and chain is not None and self.kind == "postgres":
+                # The round was rebuilt from entries read earlier, perhaps on a server that has
+                # since gone (a failover): the server committing this must hold the same journal
+                # up to `entry`, which the chain value at `entry` pins.
+                if self._chains(tx, table, [entry]).get(entry) != chain:
+                    raise StoreUnavailable(f"floor store: the server does not hold entry {entry} of {table} as the "
+                                           "round was rebuilt from (it changed during the settlement): ask again")
             before = tx.q("SELECT body, signature FROM assignments WHERE table_name = %s AND round_id = %s",
                           (table, str(rid)))
             made = assign(settings, PoolState(pool, carry, seq), table, round_json, prepared)
@@ -570,26 +814,40 @@ class FloorStore:
         with the floor's entry there. Otherwise nothing of the batch is stored, an alarm is
         recorded and `JournalRefused` raised (docs/floor.md, "Tamper-evident journals")."""
         t = time.time_ns() if now_ns is None else now_ns
-        try:
-            with self._tx() as tx:
-                return self._ingest(tx, table, entries, link, game, head, t)
-        except JournalRefused as exc:
-            self.raise_alarm(table, exc.kind, exc.at_id, exc.message, now_ns=t)
-            raise
+        for attempt in (1, 2):
+            try:
+                with self._tx() as tx:
+                    return self._ingest(tx, table, entries, link, game, head, t)
+            except JournalRefused as exc:
+                self.raise_alarm(table, exc.kind, exc.at_id, exc.message, now_ns=t)
+                raise
+            except _DayMissing as missing:
+                if attempt == 2:
+                    raise StoreUnavailable(f"floor store: gaming day {missing.day}'s partition is not there") from None
+                # The stream's day has no partition yet (not made ahead): made, then the batch again.
+                from .days import ensure_days
+
+                ensure_days(self, [missing.day])
+        raise AssertionError("unreachable")
 
     def _ingest(self, tx: _Tx, table: str, entries: Sequence[ShippedEntry], link: str | None, game: str | None,
                 head: tuple[int, str | None] | None, t: int) -> int:
-        row = tx.q("SELECT hwm, shoe, current_round, open_flags, chain FROM floor_tables WHERE name = %s FOR UPDATE",
-                   (table,))
+        row = tx.q("SELECT hwm, shoe, current_round, open_flags, chain, day FROM floor_tables WHERE name = %s"
+                   " FOR UPDATE", (table,))
+        day: str | None = None
         if not row:
             if not entries and head is None:
                 return 0  # a heartbeat of a table that has written nothing yet
+            # A new stream's first batch may reach two API processes at once (its shipper's and
+            # its settlement's tail): one inserts the row, the other waits on it and goes on as
+            # if it had been there (FOR UPDATE below), instead of failing on the primary key.
             tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags, chain,"
-                 " base_id) VALUES (%s, %s, %s, 0, %s, NULL, NULL, %s, %s, 0)",
+                 " base_id) VALUES (%s, %s, %s, 0, %s, NULL, NULL, %s, %s, 0) ON CONFLICT (name) DO NOTHING",
                  (table, link, game, t, "{}", stream_genesis(table)))
-            hwm, shoe, current, flags_text, prev = 0, None, None, "{}", stream_genesis(table)
-        else:
-            hwm, shoe, current, flags_text, prev = int(row[0][0]), row[0][1], row[0][2], str(row[0][3]), row[0][4]
+            row = tx.q("SELECT hwm, shoe, current_round, open_flags, chain, day FROM floor_tables WHERE name = %s"
+                       " FOR UPDATE", (table,))
+        hwm, shoe, current, flags_text, prev = int(row[0][0]), row[0][1], row[0][2], str(row[0][3]), row[0][4]
+        day = None if row[0][5] is None else str(row[0][5])
         # Sent again (a lost answer): each must be the floor's copy, or the journal has changed.
         again = sorted((e for e in entries if e.id <= hwm), key=lambda e: e.id)
         if again:
@@ -642,22 +900,42 @@ class FloorStore:
                         + "; its entries are refused and none of its rounds is settled until it is restarted with "
                           "`cardshoe run --journal-restored` (docs/floor.md, \"A restored journal\")")
         if fresh:
+            # The stream's gaming day: its first entry's, fixed then (docs/floor.md, "Gaming-day partitions").
+            if day is None:
+                day = self.day_rule.day_of(fresh[0].t_ns)
+            self._day_open(tx, table, day)
+            # The key holds the day (a partitioned table's key must): an entry sent again has its
+            # stream's day, so it conflicts with the row held and is not doubled.
             tx.many("INSERT INTO entries (table_name, entry_id, t_ns, kind, shoe, boot, seq, type, round_id,"
-                    " body, raw, received_ns, chain, raw_sha256) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-                    " %s, %s, %s) ON CONFLICT (table_name, entry_id) DO NOTHING",
+                    " body, raw, received_ns, chain, raw_sha256, day) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+                    " %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                     [(table, e.id, e.t_ns, e.kind, e.shoe, e.boot, e.seq, e.type, e.round_id, e.body, e.raw, t,
-                      e.chain, e.raw_sha256) for e in fresh])
+                      e.chain, e.raw_sha256, day) for e in fresh])
         open_flags: dict[str, list[str]] = json.loads(flags_text)
-        index = _RoundIndex(tx, table)
+        index = _RoundIndex(tx, table, day)
         for e in fresh:
             if e.shoe is not None:
                 shoe = e.shoe
             current = index.apply(e, open_flags, current)
         index.flush()
         tx.q("UPDATE floor_tables SET hwm = %s, seen_ns = %s, shoe = %s, current_round = %s, open_flags = %s,"
-             " link = COALESCE(%s, link), game = COALESCE(%s, game), chain = %s WHERE name = %s",
-             (new_hwm, t, shoe, current, json.dumps(open_flags, sort_keys=True), link, game, prev, table))
+             " link = COALESCE(%s, link), game = COALESCE(%s, game), chain = %s, day = %s WHERE name = %s",
+             (new_hwm, t, shoe, current, json.dumps(open_flags, sort_keys=True), link, game, prev, day, table))
         return new_hwm
+
+    def _day_open(self, tx: _Tx, table: str, day: str) -> None:
+        """Entries of `day` may be stored: it is not archived, and (PostgreSQL) has its partition."""
+        archived = tx.q("SELECT state, file FROM floor_days WHERE day = %s", (day,))
+        if archived:
+            raise DayArchived("day", f"stream {table} is of gaming day {day}, which the floor "
+                                     f"{'archived' if archived[0][0] == 'archived' else 'is archiving'} to "
+                                     f"{archived[0][1]}: its entries after that are not taken (its journal keeps them)")
+        if self.kind == "postgres" and day not in self._days_ready:
+            from .days import partition_name
+
+            if tx.q("SELECT to_regclass(%s)", (partition_name("entries", day),))[0][0] is None:
+                raise _DayMissing(day)
+            self._days_ready.add(day)
 
     def _lineage(self, tx: _Tx, table: str) -> list[tuple[str, int, int | None]]:
         """(stream, first id, last id or None) from the root: where each of `table`'s entry ids lives."""
@@ -748,9 +1026,17 @@ class FloorStore:
                 if (row[0][0], int(row[0][1])) != (parent, at):
                     raise FloorRefusal("table", f"table {table} is already a stream of its own on the floor")
             else:
-                tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags,"
-                     " chain, parent, base_id) VALUES (%s, %s, %s, %s, %s, NULL, NULL, %s, %s, %s, %s)",
-                     (table, link, game, at, t, "{}", chain, parent, at))
+                # The same fork asked of two API processes at once (a parent the floor never
+                # heard of locks no row above): one inserts, the other finds its row.
+                made = tx.q("INSERT INTO floor_tables (name, link, game, hwm, seen_ns, shoe, current_round, open_flags,"
+                            " chain, parent, base_id) VALUES (%s, %s, %s, %s, %s, NULL, NULL, %s, %s, %s, %s)"
+                            " ON CONFLICT (name) DO NOTHING RETURNING name",
+                            (table, link, game, at, t, "{}", chain, parent, at))
+                if not made:
+                    row = tx.q("SELECT parent, base_id FROM floor_tables WHERE name = %s FOR UPDATE", (table,))
+                    if (row[0][0], int(row[0][1])) != (parent, at):
+                        raise FloorRefusal("table", f"table {table} is already a stream of its own on the floor")
+                    return {"table": table, "parent": parent, "base_id": at, "high_water": at}
                 tx.q("UPDATE floor_alarms SET cleared_ns = %s, cleared_by = %s WHERE table_name = %s"
                      " AND cleared_ns IS NULL AND kind IN ('restored', 'diverged')",
                      (t, f"continued as {table} from entry {at}", parent))
@@ -814,7 +1100,8 @@ class FloorStore:
         """A table's entries as the floor holds them, in id order: after `after_id`, up to
         `upto`, of `kinds`, of one round. With `lineage`, a restored journal's stream also
         gives the entries it shares with the stream it continues (held there, at or below its
-        base)."""
+        base). A stream of an archived gaming day is read from the day's file
+        (`ArchiveUnavailable` if it is gone or changed)."""
         out: list[ShippedEntry] = []
         with self._tx() as tx:
             parts = self._lineage(tx, table) if lineage else [(table, 1, None)]
@@ -834,7 +1121,16 @@ class FloorStore:
                 if kinds is not None:
                     sql += f" AND kind IN ({', '.join(['%s'] * len(kinds))})"
                     params += list(kinds)
-                rows = tx.q(sql + " ORDER BY entry_id LIMIT %s", (*params, limit - len(out)))
+                sql += " ORDER BY entry_id LIMIT %s"
+                archive = tx.q("SELECT d.day, d.file, d.digest FROM floor_tables t JOIN floor_days d ON d.day = t.day"
+                               " WHERE t.name = %s AND d.state = 'archived'", (stream,))
+                if archive:  # a stream of an archived day: read from the day's file, checked first
+                    from .days import archived_query
+
+                    rows = archived_query(str(archive[0][0]), str(archive[0][1]), str(archive[0][2]), sql,
+                                          (*params, limit - len(out)))
+                else:
+                    rows = tx.q(sql, (*params, limit - len(out)))
                 out += [ShippedEntry(int(r[0]), int(r[1]), str(r[2]), r[3], r[4], r[5], r[6], r[7], str(r[8]),
                                      None if r[9] is None else bytes(r[9]), r[10], r[11]) for r in rows]
         return out
@@ -877,6 +1173,20 @@ class FloorStore:
                 sql += " AND (settled_ns IS NOT NULL OR void = 1)"
         with self._tx() as tx:
             rows = tx.q(sql + " ORDER BY opened_ns DESC, round_id DESC LIMIT %s", (*params, limit))
+            archives = tx.q("SELECT day, file, digest, opened_min, opened_max FROM floor_days WHERE state = 'archived'"
+                            " AND opened_max IS NOT NULL ORDER BY opened_max DESC")
+        # Archived days are read back from their files (each checked against its SHA-256 first):
+        # those whose rounds' span meets the range and could still place within the limit.
+        for day, path, digest, lo, hi in archives:
+            if since_ns is not None and int(hi) < since_ns or until_ns is not None and int(lo) >= until_ns:
+                continue
+            if len(rows) >= limit and rows[limit - 1][3] is not None and int(hi) < int(rows[limit - 1][3]):
+                continue
+            from .days import archived_rounds
+
+            rows += archived_rounds(str(day), str(path), str(digest), sql.split(" WHERE ", 1)[1], params, limit)
+            rows.sort(key=lambda r: (-1 if r[3] is None else int(r[3]), str(r[1])), reverse=True)
+            rows = rows[:limit]
         return [{"table": r[0], "round_id": r[1], "game": r[2], "opened_ns": r[3], "settled_ns": r[4],
                  "cards": r[5].split() if live_cards or r[4] is not None or r[7] else [],
                  "rules_flagged": r[6].split(), "void": bool(r[7])} for r in rows]
@@ -900,18 +1210,25 @@ def _assignment(data: Mapping[str, Any], signature: str | None = None) -> Assign
                       signature=None if signature is None else json.loads(signature))
 
 
+class _DayMissing(Exception):
+    def __init__(self, day: str) -> None:
+        super().__init__(day)
+        self.day = day
+
+
 class _RoundIndex:
     """The searchable round rows, built from a table's entries as they arrive."""
 
-    def __init__(self, tx: _Tx, table: str) -> None:
+    def __init__(self, tx: _Tx, table: str, day: str | None) -> None:
         self.tx = tx
         self.table = table
+        self.day = day
         self.rows: dict[str, dict[str, Any]] = {}
 
     def _row(self, rid: str) -> dict[str, Any]:
         if rid not in self.rows:
             got = self.tx.q("SELECT game, opened_ns, settled_ns, cards, flags, void FROM rounds"
-                            " WHERE table_name = %s AND round_id = %s", (self.table, rid))
+                            " WHERE table_name = %s AND round_id = %s AND day = %s", (self.table, rid, self.day))
             if got:
                 g = got[0]
                 self.rows[rid] = {"game": g[0], "opened_ns": g[1], "settled_ns": g[2], "cards": str(g[3]),
@@ -963,8 +1280,9 @@ class _RoundIndex:
         for rid, row in self.rows.items():
             values = (row["game"], row["opened_ns"], row["settled_ns"], row["cards"], row["flags"], row["void"])
             if row["new"]:
-                self.tx.q("INSERT INTO rounds (game, opened_ns, settled_ns, cards, flags, void, table_name, round_id)"
-                          " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", (*values, self.table, rid))
+                self.tx.q("INSERT INTO rounds (game, opened_ns, settled_ns, cards, flags, void, table_name, round_id,"
+                          " day) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", (*values, self.table, rid, self.day))
             else:
                 self.tx.q("UPDATE rounds SET game = %s, opened_ns = %s, settled_ns = %s, cards = %s, flags = %s,"
-                          " void = %s WHERE table_name = %s AND round_id = %s", (*values, self.table, rid))
+                          " void = %s WHERE table_name = %s AND round_id = %s AND day = %s",
+                          (*values, self.table, rid, self.day))

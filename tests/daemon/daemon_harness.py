@@ -74,7 +74,8 @@ class Table:
         # Given to every Daemon this table starts (e.g. an injected clock: tests/daemon/test_daemon_gaming_day.py).
         self.daemon_kwargs: dict[str, Any] = settings.pop("daemon_kwargs", {})
         self.plug = PluggablePty(tmp_path / "tty")
-        self.config = TableConfig(port=str(self.plug.path), game=game, seats=seats, name="T1",
+        self.config = TableConfig(port=str(self.plug.path), game=game, seats=seats,
+                                  name=settings.pop("name", "T1"),
                                   dealing=dealing, method=method, journal=tmp_path / "journal.sqlite",
                                   draw_magic=draw_magic,
                                   link=settings.pop("link", LinkTiming(heartbeat_ms=2000, resend_ms=100,
