@@ -117,7 +117,7 @@ class _Database:
                              "started again (crash recovery), not a failover")
 
     def clusters(self) -> list[Any]:
-        return [self.pair.primary, self.pair.standby] if self.pair is not None else [self.cluster]
+        return list(self.pair.nodes.values()) if self.pair is not None else [self.cluster]
 
     def postmasters(self) -> list[int]:
         return [p for p in (postmaster_pid(c.data) for c in self.clusters()) if p]
@@ -256,35 +256,48 @@ def _write_config(workdir: Path, n_tables: int) -> tuple[Path, list[TableSpec]]:
     return path, specs
 
 
-def _seed_day(dsn: str, names: list[str], per_table: int, end_ns: int, seed: int) -> tuple[int, float]:
+def _seed_day(store: Any, dsn: str, names: list[str], per_table: int, end_ns: int, seed: int) -> tuple[int, float, int]:
     """A gaming day in the floor's search index before the run: `per_table` rounds of each
-    table over the 20 hours before `end_ns` (a journal of its own, `NAME.0000seedday`), 15
-    cards of a shuffled deck each, about one in 100 flagged under rule 5.3. Only the search
-    index (`rounds`): no entries or assignments, so the run's checks see none of it."""
+    table from the start of the floor's current gaming day (or 20 hours back, before gaming-day
+    partitions) to `end_ns` (a journal of its own, `NAME.0000seedday`), 15 cards of a shuffled
+    deck each, about one in 100 flagged under rule 5.3. Only the search index (`rounds`): no
+    entries or assignments, so the run's checks see none of it. Returns (rows, seconds, the
+    day's first instant)."""
     import psycopg
 
     from cardshoe.cards import card_text
 
     texts = [card_text(c) for c in range(52)]
     rng = random.Random(seed)
-    span = 20 * 3600 * 10**9
+    day: str | None = None
+    rule = getattr(store, "day_rule", None)
+    if rule is not None:  # gaming-day partitions (issue 24 item 2): the rows carry the day
+        from cardshoe.floor.days import ensure_days
+
+        day = str(rule.day_of(end_ns))
+        ensure_days(store, [day])
+        start_ns = int(rule.starts_ns(day))
+    else:
+        start_ns = end_ns - 20 * 3600 * 10**9
+    span = max(1, end_ns - start_ns)
     t0 = time.monotonic()
     rows = 0
+    columns = "table_name, round_id, game, opened_ns, settled_ns, cards, flags, void" + (", day" if day else "")
     with psycopg.connect(dsn) as conn, conn.cursor() as cur:
-        with cur.copy("COPY rounds (table_name, round_id, game, opened_ns, settled_ns, cards, flags, void)"
-                      " FROM STDIN") as copy:
+        with cur.copy(f"COPY rounds ({columns}) FROM STDIN") as copy:
             for name in names:
                 for k in range(per_table):
-                    opened = end_ns - span + (k * span) // per_table + rng.randrange(span // per_table // 2 + 1)
+                    opened = start_ns + (k * span) // per_table + rng.randrange(span // per_table // 2 + 1)
                     cards = " " + " ".join(texts[c] for c in rng.sample(range(52), 15)) + " "
                     flags = " 5.3 " if rng.random() < 0.01 else " "
-                    copy.write_row((f"{name}.0000seedday", f"{name}-0000seed-{k + 1:06d}", GAME, opened,
-                                    opened + 40 * 10**9, cards, flags, 0))
+                    row: tuple[Any, ...] = (f"{name}.0000seedday", f"{name}-0000seed-{k + 1:06d}", GAME, opened,
+                                            min(opened + 40 * 10**9, end_ns), cards, flags, 0)
+                    copy.write_row(row + ((day,) if day else ()))
                     rows += 1
         conn.commit()
         cur.execute("ANALYZE rounds")
         conn.commit()
-    return rows, time.monotonic() - t0
+    return rows, time.monotonic() - t0, start_ns
 
 
 class _Searcher:
@@ -292,10 +305,11 @@ class _Searcher:
     rounds of the floor, a table's day, an hour of the day, the rounds flagged under a rule,
     and a sequence of cards anywhere in a round (the expensive one: no index can serve it)."""
 
-    def __init__(self, port: int, names: list[str], day_start_ns: int, seed: int) -> None:
+    def __init__(self, port: int, names: list[str], day_start_ns: int, now_ns: int, seed: int) -> None:
         self.port = port
         self.names = names
         self.day_start_ns = day_start_ns
+        self.hours = max(1, (now_ns - day_start_ns) // (3600 * 10**9))
         self.rng = random.Random(seed)
         self.k = 0
         self.times: dict[str, list[float]] = {}
@@ -310,7 +324,7 @@ class _Searcher:
         if kind == "table":
             return kind, {"table": self.rng.choice(self.names), "limit": "200"}
         if kind == "hour":
-            since = self.day_start_ns + self.rng.randrange(19) * 3600 * 10**9
+            since = self.day_start_ns + self.rng.randrange(self.hours) * 3600 * 10**9
             return kind, {"since_ns": str(since), "until_ns": str(since + 3600 * 10**9), "limit": "200"}
         if kind == "rule":
             return kind, {"rule": "5.3", "limit": "200"}
@@ -388,7 +402,8 @@ def run(n_tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any
     if db.note:
         events.append(db.note)
     day_end = time.time_ns()
-    seeded, seed_s = _seed_day(db.dsn, names, args.day_rounds, day_end, 7) if args.day_rounds else (0, 0.0)
+    seeded, seed_s, day_start = _seed_day(store._store, db.dsn, names, args.day_rounds, day_end, 7) \
+        if args.day_rounds else (0, 0.0, day_end - 3600 * 10**9)
     _progress(f"{n_tables} tables: the search index holds a day of {seeded} rounds ({seed_s:.0f} s)")
     profile_dir = Path(args.profile) if args.profile else None
     if profile_dir is not None:
@@ -400,7 +415,7 @@ def run(n_tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any
     watch = ProcWatch({"floor": lambda: [server.proc.pid], "postgres": db.postmasters,
                        "tables": lambda: [c.proc.pid for c in children]})
     watch.start()
-    searcher = _Searcher(server.port, names, day_end - 20 * 3600 * 10**9, 11)
+    searcher = _Searcher(server.port, names, day_start, day_end, 11)
     try:
         share = [specs[k::procs] for k in range(procs)]
         t_setup = time.monotonic()

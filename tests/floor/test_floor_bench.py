@@ -42,11 +42,14 @@ def test_bench_floor_tables_in_several_processes(capsys: pytest.CaptureFixture[s
     assert "PostgreSQL restarted" in out and "connection cut" in out
 
 
-def test_bench_floor_failover_mid_run(capsys: pytest.CaptureFixture[str]) -> None:
-    """The store's primary SIGKILLed mid-run and `promote()`d: nothing lost or doubled, the
-    window measured (without `PgPair` in the tree: the one cluster crashed and started again)."""
-    assert floor.main(["--tables", "2", "--table-procs", "2", "--failover", *FAST]) == 0
+def test_bench_floor_failover_mid_run_with_floor_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    """The pair's primary SIGKILLed mid-run and the standby promoted (`PgPair`), the floor in
+    two API processes (`--workers 2` passed through): nothing lost or doubled, the window measured."""
+    assert floor.main(["--tables", "2", "--table-procs", "2", "--failover", "--floor-workers", "2", *FAST]) == 0
     out = capsys.readouterr().out
     _exact(out)
+    assert "PgPair: primary SIGKILLed, standby promoted" in out
     assert re.search(r"failover window \(kill to the first settlement after\) \d+\.\d+ s", out)
     assert "PostgreSQL restarted" not in out  # the failover is the store's fault in this run
+    procs = re.search(r"peak memory: floor \d+ MB \((\d+) processes\)", out)
+    assert procs is not None and int(procs.group(1)) >= 2  # the workers ran (and were measured)
