@@ -43,7 +43,7 @@ class Relay:
         self.target = port
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
+        self.listener.listen(1024)
         self.port = int(self.listener.getsockname()[1])
         self.up = True
         # While set, the floor's answers are thrown away (the requests still reach it): the cut
@@ -63,21 +63,35 @@ class Relay:
             try:
                 client, _ = self.listener.accept()
             except OSError:
-                return
+                if self.closed:
+                    return
+                time.sleep(0.05)  # e.g. out of descriptors for a moment: the relay goes on
+                continue
             if not self.up:
                 client.close()  # the cable is out: the connection is dropped at once
                 continue
-            try:
-                server = socket.create_connection(("127.0.0.1", self.target))
-            except OSError:
-                client.close()
-                continue
-            with self.lock:
-                self.conns += [client, server]
-            for a, b, answers in ((client, server, False), (server, client, True)):
-                threading.Thread(target=self._pump, args=(a, b, answers), daemon=True).start()
+            # The floor is dialled on a thread of the connection's own, so a slow answer to one
+            # connect never holds up the next table's (hundreds of tables share one relay).
+            threading.Thread(target=self._open, args=(client,), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket, answers: bool = False) -> None:
+    def _open(self, client: socket.socket) -> None:
+        try:
+            server = socket.create_connection(("127.0.0.1", self.target))
+        except OSError:
+            client.close()
+            return
+        with self.lock:
+            if not self.up:  # cut while dialling
+                client.close()
+                server.close()
+                return
+            self.conns += [client, server]
+        ended: list[bool] = []
+        for a, b, answers in ((client, server, False), (server, client, True)):
+            threading.Thread(target=self._pump, args=(a, b, answers, ended), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, answers: bool = False,
+              ended: list[bool] | None = None) -> None:
         try:
             while True:
                 data = src.recv(65536)
@@ -93,6 +107,15 @@ class Relay:
                 s.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        with self.lock:
+            if ended is None:
+                return
+            ended.append(answers)
+            if len(ended) == 2:  # both directions done: the connection's descriptors are given back
+                for s in (src, dst):
+                    if s in self.conns:
+                        self.conns.remove(s)
+                    s.close()
 
     def cut(self) -> None:
         self.up = False
