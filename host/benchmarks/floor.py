@@ -711,12 +711,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default=None,
                         help="directory: a sampling profile of the floor process and of the first table process")
     args = parser.parse_args(list(argv or []))
-    if threading.current_thread() is threading.main_thread():
-        import signal
+    import signal
 
-        # Stopped from outside (a background job ignores SIGINT): the runs' `finally` still ends
-        # the table processes and the floor and removes the PostgreSQL made for the run.
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # Stopped from outside (a background job ignores SIGINT): the runs' `finally` still ends
+    # the table processes and the floor and removes the PostgreSQL made for the run.
+    main_thread = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143)) if main_thread else None
+    try:
+        return _runs(args)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _runs(args: argparse.Namespace) -> int:
     status = 0
     summary: list[dict[str, Any]] = []
     print(f"cardshoe bench floor: a card every {args.card_ms:.0f} ms, {args.round_pause_s:.1f} s between rounds; "

@@ -110,7 +110,14 @@ def _kill_and_start(t: TableRun) -> None:
     t0 = time.monotonic()
     t.shipper.stop()
     t.service.failed = RuntimeError("killed")  # nothing more is written by the old process
-    t.journals[-1].close()
+    # The journal's lock is let go by closing it (a killed process's descriptors close with it);
+    # bounded, so a close that hangs is reported rather than stalling the whole run.
+    closing = threading.Thread(target=t.journals[-1].close, daemon=True)
+    closing.start()
+    closing.join(60)
+    if closing.is_alive():
+        raise RuntimeError(f"{t.name}: the killed table's journal did not close within 60 s (its writer did not "
+                           f"stop; its shipper {'still runs' if t.shipper._thread and t.shipper._thread.is_alive() else 'stopped'})")
     journal = Journal(t.journal, synchronous="NORMAL", holder=f"bench {t.name} (restarted)")
     t.journals.append(journal)
     report, core, _ = restore(t.journal, TableCore(t.setup))
