@@ -267,8 +267,9 @@ def table_process(specs: list[TableSpec], floor_port: int, card_ms: float, pause
             try:
                 while time.monotonic() - start < seconds and not stop.is_set():
                     _deal_round(t, rng, card_ms / 1000, stop, seq)
-                    # The dealer collects the cards, pays, and the players bet: a pause, jittered.
-                    stop.wait(pause_s * rng.uniform(0.8, 1.2))
+                    # The dealer collects the cards, pays, and the players bet: a pause, jittered,
+                    # cut short by the end of the dealing time (a table does not idle past it).
+                    stop.wait(min(pause_s * rng.uniform(0.8, 1.2), max(0.0, start + seconds - time.monotonic())))
             except Exception as exc:  # noqa: BLE001 - reported in the figures
                 errors.append(f"{t.name}: {type(exc).__name__}: {exc}")
 
