@@ -210,6 +210,29 @@ def test_hits_of_two_tables_at_two_workers_at_once_are_serialized_by_the_databas
             table.close()
 
 
+def same_post_at_two_workers(floor: Floor, who: str, path: str, body: Any) -> list[httpx.Response]:
+    """The same request sent by `who` to two different workers, released together; both answers,
+    each checked to come from its own worker."""
+    c1, c2 = clients_on_two_workers(floor, (who, who))
+    barrier = threading.Barrier(2)
+    answers: list[httpx.Response] = []
+
+    def post(c: httpx.Client) -> None:
+        barrier.wait()
+        answers.append(c.post(path, json=body))
+
+    threads = [threading.Thread(target=post, args=(c,)) for c in (c1, c2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    c1.close()
+    c2.close()
+    assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
+    assert len({r.headers["x-floor-worker"] for r in answers}) == 2
+    return answers
+
+
 def test_a_new_tables_first_batch_at_two_workers_at_once_is_stored_once(floor: Floor, tmp_path: Path) -> None:
     # A new stream's first entries may reach two workers together (the shipper's batch and a
     # settlement's tail); neither may fail on the table's row the other is inserting.
@@ -218,23 +241,7 @@ def test_a_new_tables_first_batch_at_two_workers_at_once_is_stored_once(floor: F
         try:
             table.play(*ROYAL)
             body = {"entries": wire(table.entries()), "head": dict(zip(("id", "chain"), table.head()))}
-            c1, c2 = clients_on_two_workers(floor, ("T1", "T1"))
-            barrier = threading.Barrier(2)
-            answers: list[httpx.Response] = []
-
-            def ship(c: httpx.Client) -> None:
-                barrier.wait()
-                answers.append(c.post(f"/tables/{table.stream}/entries", json=body))
-
-            threads = [threading.Thread(target=ship, args=(c,)) for c in (c1, c2)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            c1.close()
-            c2.close()
-            assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
-            assert len({r.headers["x-floor-worker"] for r in answers}) == 2
+            answers = same_post_at_two_workers(floor, "T1", f"/tables/{table.stream}/entries", body)
             assert {r.json()["high_water"] for r in answers} == {table.head()[0]}
             with floor.client("surveillance") as surv:
                 held = surv.get(f"/tables/{table.stream}/entries", params={"limit": 10_000}).json()
@@ -252,23 +259,7 @@ def test_a_restored_journals_fork_at_two_workers_at_once_opens_its_stream_once(f
     for n in range(4):
         parent, child = f"T1.{n:02d}aaaaaaaaaa", f"T1.{n:02d}bbbbbbbbbb"
         body = {"parent": parent, "at": 0, "chain": stream_genesis(parent)}
-        c1, c2 = clients_on_two_workers(floor, ("T1", "T1"))
-        barrier = threading.Barrier(2)
-        answers: list[httpx.Response] = []
-
-        def fork(c: httpx.Client) -> None:
-            barrier.wait()
-            answers.append(c.post(f"/tables/{child}/fork", json=body))
-
-        threads = [threading.Thread(target=fork, args=(c,)) for c in (c1, c2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        c1.close()
-        c2.close()
-        assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
-        assert len({r.headers["x-floor-worker"] for r in answers}) == 2
+        answers = same_post_at_two_workers(floor, "T1", f"/tables/{child}/fork", body)
         assert [r.json() for r in answers] == [{"table": child, "parent": parent, "base_id": 0, "high_water": 0}] * 2
         with floor.client("pit") as pit:
             rows = [t for t in pit.get("/tables").json() if t["table"] == child]
