@@ -535,8 +535,13 @@ def run(n_tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any
         catch_up_s = time.monotonic() - caught
         for c in children:
             c.conn.send(("stop",))
+        close_errors: list[str] = []
         for c in children:
-            c.closed = _recv(c, "closed", 120)
+            try:
+                c.closed = _recv(c, "closed", 600)
+            except RuntimeError as exc:  # reported; its journals are checked all the same
+                close_errors.append(str(exc))
+                c.proc.terminate()
             c.proc.join(60)
         total_s = time.monotonic() - start
         _progress(f"caught up in {catch_up_s:.0f} s; searching, then checking")
@@ -606,14 +611,15 @@ def run(n_tables: int, args: argparse.Namespace, workdir: Path) -> dict[str, Any
             "refused_progressive": sum(t["refused_progressive"] for t in rows_t),
             "settle_waits": sum(t["settle_waits"] for t in rows_t),
             "events": events + [k for t in rows_t for k in t["killed"]],
-            "errors": [e for c in children for e in c.dealt.get("errors", [])][:5],
+            "errors": ([e for c in children for e in c.dealt.get("errors", [])] + close_errors)[:5],
             "search": {k: (len(v), _pct(v, 0.5), _pct(v, 0.99)) for k, v in searcher.times.items()},
             "shipper_warnings": sum(c.dealt.get("shipper_warnings", 0) for c in children),
             "first_warning": [w for c in children for w in c.dealt.get("first_warning", [])][:1],
             "search_errors": searcher.errors, "seeded": seeded, "seed_s": seed_s,
             "mem_floor_mb": sum(watch.hwm_kb["floor"].values()) / 1024,
             "mem_floor_procs": len(watch.hwm_kb["floor"]),
-            "mem_tables_mb": [c.closed.get("peak_rss_kb", 0) / 1024 for c in children],
+            "mem_tables_mb": [max(c.closed.get("peak_rss_kb", 0), watch.hwm_kb["tables"].get(c.proc.pid, 0)) / 1024
+                              for c in children],
             "mem_pg_mb": (watch.private_peak_kb["postgres"] + watch.shmem_peak_kb["postgres"]) / 1024,
             "mem_pg_procs": len(watch.hwm_kb["postgres"]),
             "cpu_deal": cpu_deal, "mean_settle_ms": statistics.fmean([s[2] for s in settles]) if settles else math.nan,

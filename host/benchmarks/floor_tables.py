@@ -307,8 +307,14 @@ def table_process(specs: list[TableSpec], floor_port: int, card_ms: float, pause
     except Exception as exc:  # noqa: BLE001 - the parent prints it
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))
     finally:
+        # Every shipper told to stop at once, then each joined: one by one, each waiting for its
+        # exchange in flight, hundreds of them took minutes against a busy floor.
+        stoppers = [threading.Thread(target=t.shipper.stop, daemon=True) for t in tables]
+        for th in stoppers:
+            th.start()
+        for th in stoppers:
+            th.join(30)
         for t in tables:
-            t.shipper.stop()
             for j in t.journals:
                 j.close()
         relay.close()
