@@ -263,7 +263,8 @@ def table_process(specs: list[TableSpec], floor_port: int, card_ms: float, pause
             rng = random.Random(seed * 100_003 + k)
             seq = [0]
             # Tables do not start together: each begins somewhere in its first round's span.
-            stop.wait(max(0.0, start - time.monotonic()) + rng0.random() * (15 * card_ms / 1000 + pause_s))
+            offset = rng0.random() * (15 * card_ms / 1000 + pause_s)
+            stop.wait(max(0.0, start - time.monotonic()) + min(offset, seconds))  # never idle past the end
             try:
                 while time.monotonic() - start < seconds and not stop.is_set():
                     _deal_round(t, rng, card_ms / 1000, stop, seq)
