@@ -1,9 +1,9 @@
 """A pluggable pseudo-terminal: the test's stand-in for a USB serial cable.
 
 The daemon opens `path`, a stable symlink (as a udev rule gives a real shoe) to the
-slave side of a real pty pair; the test holds the master. `unplug()` closes the pair,
-so the daemon's reads fail as they do when a USB shoe is pulled out; `replug()` makes a
-new pair and points the symlink at it.
+slave side of a real pty pair; the test holds the master. `unplug()` closes the pair and
+removes the symlink, so the daemon's reads fail and its reopening finds no device, as when a
+USB shoe is pulled out; `replug()` makes a new pair and points the symlink at it.
 """
 
 from __future__ import annotations
@@ -46,6 +46,11 @@ class PluggablePty:
     def unplug(self) -> None:
         if not self.plugged:
             return
+        # The symlink goes with the device, as udev removes a pulled shoe's: left in place it
+        # names a /dev/pts number the kernel hands to the next pty opened on the machine (another
+        # test's, under load), which a reconnecting daemon would open and sit on, hearing nothing.
+        if self.path.is_symlink():
+            self.path.unlink()
         os.close(self.master)
         os.close(self._slave)
         self.master = self._slave = -1
