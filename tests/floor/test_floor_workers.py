@@ -132,6 +132,23 @@ def floor(cluster: PgCluster, tmp_path: Path) -> Iterator[Floor]:
                 os.kill(pid, signal.SIGKILL)
 
 
+def together(calls: list[Any]) -> list[Any]:
+    """Each call on a thread of its own, all released at once by a barrier; their results in order."""
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = calls[i]()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 def clients_on_two_workers(floor: Floor, who: tuple[str, str]) -> tuple[httpx.Client, httpx.Client]:
     """One kept-alive connection per table, answered by two different workers (new
     connections are made until the kernel has handed them to two)."""
@@ -164,19 +181,9 @@ def test_hits_of_two_tables_at_two_workers_at_once_are_serialized_by_the_databas
                 bodies[name] = {"table": table.stream, "round_id": rid, "entry": entry,
                                 "entries": wire(table.entries(after=shipped[name], upto=entry))}
             c1, c2 = clients_on_two_workers(floor, ("T1", "T2"))
-            barrier = threading.Barrier(2)
-            answers: dict[str, httpx.Response] = {}
-
-            def settle(name: str, c: httpx.Client) -> None:
-                barrier.wait()
-                answers[name] = c.post("/links/mega/settle", json=bodies[name])
-
-            threads = [threading.Thread(target=settle, args=("T1", c1)), threading.Thread(target=settle,
-                                                                                           args=("T2", c2))]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            answers = dict(zip(("T1", "T2"), together([
+                lambda: c1.post("/links/mega/settle", json=bodies["T1"]),
+                lambda: c2.post("/links/mega/settle", json=bodies["T2"])])))
             c1.close()
             c2.close()
             for name in tables:
@@ -214,18 +221,7 @@ def same_post_at_two_workers(floor: Floor, who: str, path: str, body: Any) -> li
     """The same request sent by `who` to two different workers, released together; both answers,
     each checked to come from its own worker."""
     c1, c2 = clients_on_two_workers(floor, (who, who))
-    barrier = threading.Barrier(2)
-    answers: list[httpx.Response] = []
-
-    def post(c: httpx.Client) -> None:
-        barrier.wait()
-        answers.append(c.post(path, json=body))
-
-    threads = [threading.Thread(target=post, args=(c,)) for c in (c1, c2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    answers = together([lambda: c1.post(path, json=body), lambda: c2.post(path, json=body)])
     c1.close()
     c2.close()
     assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
